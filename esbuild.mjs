@@ -1,0 +1,34 @@
+// Bundles the extension and the CLI. Type checking is its own step (`npm run typecheck`).
+import * as esbuild from 'esbuild';
+
+const production = process.argv.includes('--production');
+const watch = process.argv.includes('--watch');
+
+/** Native or binary-carrying packages stay outside the bundle and ship in node_modules. */
+const external = ['vscode', '@vscode/ripgrep', '@lydell/node-pty'];
+
+const common = {
+	bundle: true,
+	format: 'cjs',
+	platform: 'node',
+	target: 'node20',
+	external,
+	minify: production,
+	sourcemap: !production,
+	sourcesContent: false,
+	logLevel: 'info',
+};
+
+const builds = [
+	{ ...common, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js' },
+	{ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } },
+];
+
+if (watch) {
+	for (const options of builds) {
+		const ctx = await esbuild.context(options);
+		await ctx.watch();
+	}
+} else {
+	await Promise.all(builds.map(options => esbuild.build(options)));
+}

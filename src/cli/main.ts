@@ -1,0 +1,143 @@
+import * as fs from 'node:fs';
+import * as readline from 'node:readline';
+import { describeRequest } from '../core/approval';
+import type { ApprovalRequest } from '../core/context';
+import { createNodeEnvironment } from '../core/nodeHost';
+import type { ToolResult } from '../core/result';
+import type { Settings } from '../core/settings';
+import { ALL_TOOLS, ToolRegistry } from '../tools';
+
+const USAGE = `Usage:
+  toolbelt list
+      Lists every tool with its description and input schema (JSON).
+  toolbelt run <tool> --input '<json>' | --input @file.json [--root DIR]... [--yes] [--settings '<json>']
+      Runs one tool on the workspace folder(s) given by --root (default: the current folder)
+      and prints its result as JSON: { content, metadata, error }.
+      --yes approves changes and commands without asking; without it they are put to you
+      on a terminal, and refused when there is no terminal.
+
+Exit codes: 0 success, 1 the tool reported an error, 2 bad usage.`;
+
+class UsageError extends Error {}
+
+interface RunArgs {
+	tool: string;
+	input: unknown;
+	roots: string[];
+	yes: boolean;
+	settings: Partial<Settings>;
+}
+
+function parseRunArgs(args: string[]): RunArgs {
+	const [tool, ...rest] = args;
+	if (!tool || tool.startsWith('-')) throw new UsageError('run needs a tool name: toolbelt run <tool> --input <json>.');
+	const roots: string[] = [];
+	let input: unknown;
+	let yes = false;
+	let settings: Partial<Settings> = {};
+	for (let i = 0; i < rest.length; i++) {
+		const flag = rest[i];
+		const value = () => {
+			const next = rest[++i];
+			if (next === undefined) throw new UsageError(`${flag} needs a value.`);
+			return next;
+		};
+		switch (flag) {
+			case '--root': roots.push(value()); break;
+			case '--input': input = parseJson(readArg(value()), '--input'); break;
+			case '--settings': settings = parseJson(readArg(value()), '--settings') as Partial<Settings>; break;
+			case '--yes': case '-y': yes = true; break;
+			default: throw new UsageError(`Unknown option ${flag}.`);
+		}
+	}
+	if (input === undefined) throw new UsageError('run needs --input with the tool\'s JSON input (or @file.json).');
+	return { tool, input, roots: roots.length ? roots : [process.cwd()], yes, settings };
+}
+
+function readArg(value: string): string {
+	if (!value.startsWith('@')) return value;
+	try {
+		return fs.readFileSync(value.slice(1), 'utf8');
+	} catch (error) {
+		throw new UsageError(`Cannot read ${value.slice(1)}: ${(error as Error).message}`);
+	}
+}
+
+function parseJson(text: string, flag: string): unknown {
+	try {
+		return JSON.parse(text);
+	} catch (error) {
+		throw new UsageError(`${flag} is not valid JSON: ${(error as Error).message}`);
+	}
+}
+
+/** Puts a request to the person on the terminal; no terminal means no one to say yes. */
+async function askOnTerminal(request: ApprovalRequest): Promise<boolean> {
+	if (!process.stdin.isTTY || !process.stderr.isTTY) return false;
+	const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
+	try {
+		process.stderr.write(`${describeRequest(request)}\n`);
+		const answer = await new Promise<string>(resolve => rl.question('Go ahead? [y/N] ', resolve));
+		return /^y(es)?$/i.test(answer.trim());
+	} finally {
+		rl.close();
+	}
+}
+
+function toJson(result: ToolResult): string {
+	const content = result.content.map(part =>
+		part.kind === 'text' ? part : { kind: 'image', mimeType: part.mimeType, base64: Buffer.from(part.data).toString('base64') });
+	return JSON.stringify({ content, metadata: result.metadata, error: result.error ?? null }, null, 2);
+}
+
+async function run(args: RunArgs): Promise<number> {
+	let env;
+	try {
+		env = createNodeEnvironment({ roots: args.roots, settings: args.settings, confirm: args.yes ? async () => true : askOnTerminal });
+	} catch (error) {
+		throw new UsageError((error as Error).message);
+	}
+	const registry = new ToolRegistry(ALL_TOOLS, env);
+	const controller = new AbortController();
+	process.once('SIGINT', () => controller.abort());
+	const result = await registry.invoke(args.tool, args.input, { signal: controller.signal });
+	process.stdout.write(`${toJson(result)}\n`);
+	return result.error ? 1 : 0;
+}
+
+function list(): number {
+	const tools = ALL_TOOLS.map(tool => ({
+		name: tool.name,
+		mutating: tool.mutating,
+		group: tool.group,
+		description: tool.modelDescription,
+		inputSchema: tool.schema,
+	}));
+	process.stdout.write(`${JSON.stringify(tools, null, 2)}\n`);
+	return 0;
+}
+
+export async function main(argv: string[]): Promise<number> {
+	const [command, ...rest] = argv;
+	try {
+		switch (command) {
+			case 'list': return list();
+			case 'run': return await run(parseRunArgs(rest));
+			case 'help': case '--help': case '-h': process.stdout.write(`${USAGE}\n`); return 0;
+			default: throw new UsageError(command ? `Unknown command "${command}".` : 'No command given.');
+		}
+	} catch (error) {
+		if (error instanceof UsageError) {
+			process.stderr.write(`toolbelt: ${error.message}\n\n${USAGE}\n`);
+			return 2;
+		}
+		process.stderr.write(`toolbelt: ${(error as Error).message}\n`);
+		return 1;
+	}
+}
+
+if (require.main === module) {
+	main(process.argv.slice(2)).then(code => {
+		process.exitCode = code;
+	});
+}

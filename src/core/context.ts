@@ -1,0 +1,135 @@
+import type { Boundary } from './boundary';
+import type { Limits, Settings } from './settings';
+
+/**
+ * What a tool receives. Built by src/vscode/ in the extension and by src/core/nodeHost.ts in the
+ * CLI, tests and benchmarks. A tool never reaches past it to VS Code or to process globals.
+ */
+export interface ToolContext {
+	/** Model-facing name of the running tool. */
+	readonly tool: string;
+	readonly boundary: Boundary;
+	readonly settings: Settings;
+	readonly limits: Limits;
+	/** Fires when the caller cancels; long work checks it and stops promptly. */
+	readonly signal: AbortSignal;
+	readonly host: Host;
+	/** State shared by every call through one registry (the tool host). */
+	readonly state: SharedState;
+	/**
+	 * Asks for approval of a change or a command, following `settings.approval` and the protected
+	 * paths. Resolves when it may go ahead; throws DeclinedError when the person said no (or when
+	 * no one can be asked). In the preview phase it throws PreviewCaptured instead.
+	 */
+	approve(request: ApprovalRequest): Promise<void>;
+	/** Adds fields to the call's structured event (bytes, files touched, …). */
+	note(fields: Partial<ToolEventFields>): void;
+}
+
+/** The parts that differ between VS Code and plain Node. */
+export interface Host {
+	readonly kind: 'vscode' | 'node';
+	/** Folder for backups, command logs and other per-workspace data the extension owns. */
+	readonly storageDir: string;
+	/** The text of an open editor for this file if it has unsaved changes, else undefined. */
+	dirtyText(absolutePath: string): string | undefined;
+	/** Asks the person. Resolves true to go ahead. Node hosts without a TTY resolve false. */
+	confirm(request: ApprovalRequest): Promise<boolean>;
+	/** Applies a set of file changes all-or-nothing (WorkspaceEdit in VS Code, atomic writes in Node). */
+	applyChanges(changes: readonly FileChange[], signal: AbortSignal): Promise<void>;
+	/** Shows the diff of applied changes to the person, if the host can. */
+	showDiffs?(changes: readonly FileChange[]): Promise<void>;
+	/** Errors and warnings for these files (or all when empty), if the host knows any. */
+	diagnostics?(absolutePaths: readonly string[]): Promise<Diagnostic[]>;
+	/** False in an untrusted workspace: mutating tools refuse. */
+	isTrusted(): boolean;
+}
+
+export interface Diagnostic {
+	readonly path: string;
+	readonly line: number;
+	readonly column: number;
+	readonly severity: 'error' | 'warning' | 'info' | 'hint';
+	readonly message: string;
+	readonly source?: string;
+	readonly code?: string;
+}
+
+/** One file as a change set holds it. Paths are absolute and have passed the boundary. */
+export interface FileChange {
+	readonly path: string;
+	readonly displayPath: string;
+	/** Bytes before the change; null when the file is created. */
+	readonly before: Uint8Array | null;
+	/** Bytes after the change; null when the file is deleted. */
+	readonly after: Uint8Array | null;
+	/** Set when the file moves: where it ends up. */
+	readonly movedTo?: { readonly path: string; readonly displayPath: string };
+}
+
+export type ApprovalRequest =
+	| {
+		readonly kind: 'files';
+		readonly title: string;
+		readonly changes: readonly FileChange[];
+		/** Display paths among the changes that match `protectedPaths`: these always ask. */
+		readonly protectedPaths: readonly string[];
+	}
+	| {
+		readonly kind: 'command';
+		readonly title: string;
+		readonly command: string;
+		readonly cwd: string;
+	}
+	| {
+		/** Any other call when `approval` is `always`. */
+		readonly kind: 'call';
+		readonly title: string;
+		readonly detail: string;
+	};
+
+/** Thrown by `approve` in the preview phase to hand the request to the confirmation UI. */
+export class PreviewCaptured extends Error {
+	constructor(readonly request: ApprovalRequest) {
+		super('preview captured');
+		this.name = 'PreviewCaptured';
+	}
+}
+
+/** What this tool host last saw of a file, for stale-write detection. */
+export interface FileVersion {
+	readonly mtimeMs: number;
+	readonly size: number;
+}
+
+export interface SharedState {
+	/** Absolute path → the version this tool host last read or wrote. */
+	readonly fileVersions: Map<string, FileVersion>;
+}
+
+export function createSharedState(): SharedState {
+	return { fileVersions: new Map() };
+}
+
+export type ToolStatus = 'running' | 'done' | 'failed' | 'declined' | 'cancelled';
+
+export interface ToolEventFields {
+	bytes: number;
+	truncated: boolean;
+	filesTouched: string[];
+	target: string;
+}
+
+/** One structured event per phase of a call: the log channel, Activity view and API read these. */
+export interface ToolEvent extends Partial<ToolEventFields> {
+	readonly id: string;
+	readonly tool: string;
+	readonly phase: 'start' | 'end';
+	readonly status: ToolStatus;
+	readonly startedAt: number;
+	readonly durationMs?: number;
+	readonly input?: unknown;
+	readonly error?: { readonly code: string; readonly message: string };
+	/** The result text (bounded), on end events. */
+	readonly resultText?: string;
+}

@@ -1,0 +1,305 @@
+import * as fs from 'node:fs';
+import { CancelledError } from './errors';
+
+/** Files above this size are never scanned whole just to count their lines. */
+export const LINE_COUNT_LIMIT = 64 * 1024 * 1024;
+const CHUNK = 256 * 1024;
+const SNIFF_BYTES = 8192;
+
+export type Sniffed = { kind: 'text' } | { kind: 'binary' } | { kind: 'image'; mimeType: string; format: string };
+
+/** Images by their magic bytes, then binary by NUL bytes or more than 10% control characters. */
+export function sniff(head: Uint8Array): Sniffed {
+	const image = imageFormat(head);
+	if (image) return { kind: 'image', ...image };
+	return looksBinary(head) ? { kind: 'binary' } : { kind: 'text' };
+}
+
+function imageFormat(b: Uint8Array): { mimeType: string; format: string } | undefined {
+	const starts = (bytes: number[], at = 0) => bytes.every((byte, i) => b[at + i] === byte);
+	if (starts([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return { mimeType: 'image/png', format: 'png' };
+	if (starts([0xff, 0xd8, 0xff])) return { mimeType: 'image/jpeg', format: 'jpeg' };
+	if (starts([0x47, 0x49, 0x46, 0x38])) return { mimeType: 'image/gif', format: 'gif' };
+	if (starts([0x52, 0x49, 0x46, 0x46]) && starts([0x57, 0x45, 0x42, 0x50], 8)) return { mimeType: 'image/webp', format: 'webp' };
+	return undefined;
+}
+
+export function looksBinary(head: Uint8Array): boolean {
+	const sample = head.subarray(0, SNIFF_BYTES);
+	if (sample.length === 0) return false;
+	let control = 0;
+	for (const byte of sample) {
+		if (byte === 0) return true;
+		// Tab, line feed, form feed, carriage return and escape are ordinary in text files.
+		if (byte < 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0c && byte !== 0x0d && byte !== 0x1b) control++;
+	}
+	return control / sample.length > 0.1;
+}
+
+export async function readHead(path: string, bytes = SNIFF_BYTES): Promise<Uint8Array> {
+	const handle = await fs.promises.open(path, 'r');
+	try {
+		const buffer = Buffer.alloc(bytes);
+		const { bytesRead } = await handle.read(buffer, 0, bytes, 0);
+		return buffer.subarray(0, bytesRead);
+	} finally {
+		await handle.close();
+	}
+}
+
+export async function readRange(path: string, start: number, length: number): Promise<Buffer> {
+	const handle = await fs.promises.open(path, 'r');
+	try {
+		const buffer = Buffer.alloc(length);
+		const { bytesRead } = await handle.read(buffer, 0, length, start);
+		return buffer.subarray(0, bytesRead);
+	} finally {
+		await handle.close();
+	}
+}
+
+/** Lines of text, 1-based, as a read window returns them. */
+export interface LineWindow {
+	/** Line number of lines[0]; undefined when unknown (tail of a file too large to count). */
+	readonly firstLine: number | undefined;
+	readonly lines: string[];
+	/** Total lines in the file, when counted. */
+	readonly totalLines: number | undefined;
+	/** True when lines follow the window (forward reads) or precede it (tail reads). */
+	readonly more: boolean;
+	/** Set when the byte budget (not the line limit) ended the window. */
+	readonly stoppedByBytes: boolean;
+	/** Set when a line was too long to hold whole and only its start (or end) was kept. */
+	readonly partialLine: boolean;
+}
+
+export interface WindowOptions {
+	/** 1-based first line. */
+	readonly start: number;
+	readonly maxLines: number;
+	/** Budget for the text of the kept lines (UTF-8 bytes). */
+	readonly maxBytes: number;
+	/** A single line longer than this many bytes is kept only in part. */
+	readonly maxLineBytes: number;
+	readonly signal?: AbortSignal;
+}
+
+export function splitLines(text: string): string[] {
+	if (text.length === 0) return [];
+	const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+	const lines = body.split('\n');
+	if (lines[lines.length - 1] === '') lines.pop();
+	return lines.map(stripCR);
+}
+
+function stripCR(line: string): string {
+	return line.endsWith('\r') ? line.slice(0, -1) : line;
+}
+
+/** A window of an in-memory text (an editor's unsaved buffer, or a small file). */
+export function windowOfText(text: string, options: WindowOptions): LineWindow {
+	return windowOfLines(splitLines(text), options);
+}
+
+export function windowOfLines(all: string[], options: WindowOptions): LineWindow {
+	const lines: string[] = [];
+	let bytes = 0;
+	let stoppedByBytes = false;
+	let index = options.start - 1;
+	for (; index < all.length && lines.length < options.maxLines; index++) {
+		const size = Buffer.byteLength(all[index]) + 1;
+		if (lines.length > 0 && bytes + size > options.maxBytes) {
+			stoppedByBytes = true;
+			break;
+		}
+		lines.push(all[index]);
+		bytes += size;
+	}
+	return { firstLine: options.start, lines, totalLines: all.length, more: index < all.length, stoppedByBytes, partialLine: false };
+}
+
+/**
+ * Reads lines [start, start+maxLines) from a file without loading it: chunks are decoded as they
+ * come and reading stops once the window is full. The total is counted (by a newline scan) only
+ * when the file is small enough for that to be cheap.
+ */
+export async function readWindowForward(path: string, size: number, options: WindowOptions): Promise<LineWindow> {
+	const handle = await fs.promises.open(path, 'r');
+	try {
+		const decoder = new TextDecoder('utf-8');
+		const buffer = Buffer.alloc(CHUNK);
+		const lines: string[] = [];
+		let keptBytes = 0;
+		let lineNumber = 1;
+		let current = '';
+		let currentBytes = 0;
+		let lineHasChars = false;
+		let partialLine = false;
+		let stoppedByBytes = false;
+		let full = false;
+		let more = false;
+		let position = 0;
+
+		/** Ends the line being assembled; false when the window has no room for it. */
+		const completeLine = (): boolean => {
+			if (lineNumber >= options.start) {
+				const line = stripCR(current);
+				const lineBytes = Buffer.byteLength(line) + 1;
+				if (lines.length > 0 && keptBytes + lineBytes > options.maxBytes) {
+					stoppedByBytes = true;
+					return false;
+				}
+				lines.push(line);
+				keptBytes += lineBytes;
+			}
+			lineNumber++;
+			current = '';
+			currentBytes = 0;
+			lineHasChars = false;
+			return lines.length < options.maxLines;
+		};
+
+		reading: while (position < size) {
+			if (options.signal?.aborted) throw new CancelledError('The read');
+			const { bytesRead } = await handle.read(buffer, 0, CHUNK, position);
+			if (bytesRead === 0) break;
+			let text = decoder.decode(buffer.subarray(0, bytesRead), { stream: true });
+			if (position === 0 && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+			position += bytesRead;
+			let from = 0;
+			for (;;) {
+				const newline = text.indexOf('\n', from);
+				const piece = newline === -1 ? text.slice(from) : text.slice(from, newline);
+				if (piece.length) lineHasChars = true;
+				if (lineNumber >= options.start) {
+					// Hold at most maxLineBytes of one line: a 1 GB line must not be held whole.
+					if (currentBytes < options.maxLineBytes) {
+						current += piece;
+						currentBytes += Buffer.byteLength(piece);
+					} else if (piece.length) {
+						partialLine = true;
+					}
+				}
+				if (newline === -1) break;
+				if (!completeLine()) {
+					full = true;
+					more = stoppedByBytes || newline + 1 < text.length || position < size;
+					break reading;
+				}
+				from = newline + 1;
+			}
+		}
+		if (!full && lineHasChars) completeLine();
+		let totalLines: number | undefined;
+		if (!full) totalLines = lineNumber - 1;
+		else if (size <= LINE_COUNT_LIMIT) totalLines = await countAllLines(path, size, options.signal);
+		return { firstLine: options.start, lines, totalLines, more, stoppedByBytes, partialLine };
+	} finally {
+		await handle.close();
+	}
+}
+
+/**
+ * The last `count` lines of a file, read backwards from the end in chunks, so the cost follows
+ * the lines asked for, not the file. Line numbers are given only when the file is small enough to
+ * count its lines cheaply.
+ */
+export async function readWindowBackward(
+	path: string,
+	size: number,
+	count: number,
+	options: Omit<WindowOptions, 'start' | 'maxLines'>,
+): Promise<LineWindow> {
+	const handle = await fs.promises.open(path, 'r');
+	try {
+		const chunks: Buffer[] = [];
+		let held = 0;
+		let position = size;
+		let newlines = 0;
+		// One more newline than lines wanted marks where the first wanted line starts; a final
+		// newline at the end of the file ends the last line and is not counted.
+		let trailingNewline = false;
+		const budget = options.maxBytes + options.maxLineBytes;
+		while (position > 0 && newlines <= count && held < budget) {
+			if (options.signal?.aborted) throw new CancelledError('The read');
+			const length = Math.min(CHUNK, position);
+			position -= length;
+			const chunk = Buffer.alloc(length);
+			await handle.read(chunk, 0, length, position);
+			if (position + length === size && chunk[length - 1] === 0x0a) trailingNewline = true;
+			for (let i = 0; i < length; i++) if (chunk[i] === 0x0a) newlines++;
+			if (trailingNewline && position + length === size) newlines--;
+			chunks.unshift(chunk);
+			held += length;
+		}
+		const reachedStart = position === 0;
+		let text = decodeFromBoundary(Buffer.concat(chunks), !reachedStart);
+		if (reachedStart && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+		if (trailingNewline) text = text.slice(0, -1);
+		let all = text.split('\n').map(stripCR);
+		// When the scan stopped inside a line, the first piece is a line's end, not a whole line.
+		const startsMidLine = !reachedStart;
+		if (startsMidLine) all = all.slice(1);
+		let partialLine = false;
+		if (all.length === 0 && startsMidLine) {
+			// A single line longer than the budget: keep its end.
+			all = [text];
+			partialLine = true;
+		}
+		let lines = all.slice(-count);
+		let stoppedByBytes = false;
+		let bytes = lines.reduce((sum, line) => sum + Buffer.byteLength(line) + 1, 0);
+		while (lines.length > 1 && bytes > options.maxBytes) {
+			bytes -= Buffer.byteLength(lines[0]) + 1;
+			lines = lines.slice(1);
+			stoppedByBytes = true;
+		}
+		const precedingInBuffer = all.length - lines.length;
+		const more = precedingInBuffer > 0 || !reachedStart;
+		let totalLines: number | undefined;
+		let firstLine: number | undefined;
+		if (reachedStart) {
+			totalLines = all.length;
+			firstLine = totalLines - lines.length + 1;
+		} else if (size <= LINE_COUNT_LIMIT) {
+			totalLines = await countAllLines(path, size, options.signal);
+			firstLine = totalLines - lines.length + 1;
+		}
+		return { firstLine, lines, totalLines, more, stoppedByBytes, partialLine };
+	} finally {
+		await handle.close();
+	}
+}
+
+/** Decodes bytes that may start inside a UTF-8 sequence: the stray continuation bytes are skipped. */
+function decodeFromBoundary(bytes: Buffer, mayStartMidChar: boolean): string {
+	let start = 0;
+	if (mayStartMidChar) while (start < bytes.length && (bytes[start] & 0xc0) === 0x80) start++;
+	return new TextDecoder('utf-8').decode(bytes.subarray(start));
+}
+
+export async function countAllLines(path: string, size: number, signal?: AbortSignal): Promise<number> {
+	if (size === 0) return 0;
+	const handle = await fs.promises.open(path, 'r');
+	try {
+		const buffer = Buffer.alloc(CHUNK);
+		let newlines = 0;
+		let position = 0;
+		let last = 0x0a;
+		while (position < size) {
+			if (signal?.aborted) throw new CancelledError('The read');
+			const { bytesRead } = await handle.read(buffer, 0, CHUNK, position);
+			if (bytesRead === 0) break;
+			position += bytesRead;
+			let at = buffer.indexOf(0x0a, 0);
+			while (at !== -1 && at < bytesRead) {
+				newlines++;
+				at = buffer.indexOf(0x0a, at + 1);
+			}
+			last = buffer[bytesRead - 1];
+		}
+		return newlines + (last === 0x0a ? 0 : 1);
+	} finally {
+		await handle.close();
+	}
+}

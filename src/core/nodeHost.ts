@@ -1,0 +1,61 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Boundary, WorkspaceRoot } from './boundary';
+import { ApprovalRequest, createSharedState, FileChange, Host, SharedState } from './context';
+import { defaultSettings, Settings } from './settings';
+
+export interface NodeHostOptions {
+	/** Where backups and command logs go (default: a folder under the OS temp dir). */
+	storageDir?: string;
+	/** Answers approval questions; the default refuses (no one to ask). */
+	confirm?: (request: ApprovalRequest) => Promise<boolean>;
+	/** Writes a change set; the default writes each file atomically, with rollback. */
+	applyChanges?: (changes: readonly FileChange[], signal: AbortSignal) => Promise<void>;
+	/** Unsaved editor text to pretend is open (tests). */
+	dirty?: Map<string, string>;
+	trusted?: boolean;
+}
+
+/** A host for the CLI, the unit tests and the benchmarks: plain Node, no editor. */
+export function createNodeHost(options: NodeHostOptions = {}): Host {
+	const storageDir = options.storageDir ?? path.join(os.tmpdir(), 'toolbelt-storage');
+	return {
+		kind: 'node',
+		storageDir,
+		dirtyText: absolutePath => options.dirty?.get(absolutePath),
+		confirm: options.confirm ?? (async () => false),
+		applyChanges: options.applyChanges ?? (async () => {
+			throw new Error('This host cannot apply changes yet.');
+		}),
+		isTrusted: () => options.trusted ?? true,
+	};
+}
+
+export interface NodeEnvironmentOptions extends NodeHostOptions {
+	roots: (string | WorkspaceRoot)[];
+	settings?: Partial<Settings>;
+}
+
+/** Everything a ToolRegistry needs, on plain Node. */
+export function createNodeEnvironment(options: NodeEnvironmentOptions) {
+	const settings: Settings = { ...defaultSettings(), ...options.settings };
+	const roots: WorkspaceRoot[] = options.roots.map(root =>
+		typeof root === 'string' ? { name: path.basename(path.resolve(root)), path: path.resolve(root) } : root);
+	for (const root of roots) {
+		if (!fs.existsSync(root.path)) throw new Error(`Workspace folder ${root.path} does not exist.`);
+	}
+	const state: SharedState = createSharedState();
+	let boundary: Promise<Boundary> | undefined;
+	return {
+		host: createNodeHost(options),
+		state,
+		settings: () => settings,
+		boundary: () => (boundary ??= Boundary.create({
+			roots,
+			fileAccess: settings.fileAccess,
+			additionalReadPaths: settings.additionalReadPaths,
+			protectedPaths: settings.protectedPaths,
+		})),
+	};
+}

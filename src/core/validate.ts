@@ -1,0 +1,81 @@
+import { Kind, TSchema } from '@sinclair/typebox';
+import { Value, ValueError, ValueErrorType } from '@sinclair/typebox/value';
+import { FieldIssue } from './errors';
+
+/**
+ * Checks input against a tool's schema and words every problem for a model: which field, what
+ * was wrong, what was expected. VS Code does not validate tool input, so every call path ends here.
+ */
+export function validateInput(schema: TSchema, input: unknown): FieldIssue[] {
+	if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+		return [{ path: '', message: `expected a JSON object, got ${describeValue(input)}` }];
+	}
+	const issues: FieldIssue[] = [];
+	const seen = new Set<string>();
+	for (const error of Value.Errors(schema, input)) {
+		const issue = toIssue(error);
+		// A union reports one error per branch; the first per field is the useful one.
+		if (seen.has(issue.path)) continue;
+		seen.add(issue.path);
+		issues.push(issue);
+	}
+	return issues;
+}
+
+function toIssue(error: ValueError): FieldIssue {
+	const schema = error.schema as TSchema & Record<string, any>;
+	switch (error.type) {
+		case ValueErrorType.ObjectRequiredProperty:
+			return { path: error.path, message: `is required (${expected(schema)})` };
+		case ValueErrorType.ObjectAdditionalProperties:
+			return { path: error.path, message: 'is not a known field; remove it (check the spelling against the tool schema)' };
+		case ValueErrorType.Union:
+			return { path: error.path, message: `expected ${expected(schema)}, got ${describeValue(error.value)}` };
+		case ValueErrorType.StringMinLength:
+			return { path: error.path, message: schema.minLength === 1 ? 'must not be empty' : `must be at least ${schema.minLength} characters` };
+		case ValueErrorType.StringMaxLength:
+			return { path: error.path, message: `must be at most ${schema.maxLength} characters` };
+		case ValueErrorType.IntegerMinimum:
+		case ValueErrorType.NumberMinimum:
+			return { path: error.path, message: `must be ≥ ${schema.minimum}, got ${describeValue(error.value)}` };
+		case ValueErrorType.IntegerMaximum:
+		case ValueErrorType.NumberMaximum:
+			return { path: error.path, message: `must be ≤ ${schema.maximum}, got ${describeValue(error.value)}` };
+		case ValueErrorType.ArrayMinItems:
+			return { path: error.path, message: `must hold at least ${schema.minItems} item(s)` };
+		case ValueErrorType.ArrayMaxItems:
+			return { path: error.path, message: `must hold at most ${schema.maxItems} items` };
+		default:
+			return { path: error.path, message: `expected ${expected(schema)}, got ${describeValue(error.value)}` };
+	}
+}
+
+/** A short description of what a schema accepts: `one of "slice", "indentation"`, `an integer`. */
+function expected(schema: Record<string | symbol, any>): string {
+	if (schema.anyOf) {
+		const literals = schema.anyOf.filter((s: any) => 'const' in s).map((s: any) => JSON.stringify(s.const));
+		if (literals.length === schema.anyOf.length) return `one of ${literals.join(', ')}`;
+		return schema.anyOf.map(expected).join(' or ');
+	}
+	if ('const' in schema) return JSON.stringify(schema.const);
+	if (schema.enum) return `one of ${schema.enum.map((v: unknown) => JSON.stringify(v)).join(', ')}`;
+	switch (schema.type) {
+		case 'integer': return 'an integer';
+		case 'number': return 'a number';
+		case 'string': return 'a string';
+		case 'boolean': return 'true or false';
+		case 'array': return 'an array';
+		case 'object': return 'an object';
+	}
+	const kind = (schema as any)[Kind];
+	return kind ? String(kind).toLowerCase() : 'a valid value';
+}
+
+function describeValue(value: unknown): string {
+	if (value === undefined) return 'nothing';
+	if (value === null) return 'null';
+	if (Array.isArray(value)) return 'an array';
+	if (typeof value === 'string') return value.length > 40 ? `the string "${value.slice(0, 40)}…"` : `the string ${JSON.stringify(value)}`;
+	if (typeof value === 'object') return 'an object';
+	return `${typeof value} ${String(value)}`;
+}

@@ -1,0 +1,22 @@
+import * as vscode from 'vscode';
+import { ALL_TOOLS, ToolRegistry } from './tools';
+import { createApi, ToolbeltApi } from './vscode/api';
+import { toAbortSignal } from './vscode/cancellation';
+import { createVscodeEnvironment } from './vscode/environment';
+import { createVscodeHost } from './vscode/host';
+import { registerLanguageModelTools } from './vscode/lmTools';
+import { createLogSink } from './vscode/log';
+import { applyWithWorkspaceEdit, registerOriginalContentProvider, showDiffs } from './vscode/mutation';
+
+export function activate(context: vscode.ExtensionContext): ToolbeltApi {
+	const storage = context.storageUri ?? context.globalStorageUri;
+	const host = createVscodeHost({ storageDir: storage.fsPath, applyChanges: applyWithWorkspaceEdit, showDiffs });
+	const registry = new ToolRegistry(ALL_TOOLS, createVscodeEnvironment(host, context.subscriptions));
+	const log = vscode.window.createOutputChannel('Toolbelt', { log: true });
+	context.subscriptions.push(log, registerOriginalContentProvider(), registry.onEvent(createLogSink(log)), ...registerLanguageModelTools(registry, ALL_TOOLS));
+	return createApi(registry, context.subscriptions, toAbortSignal);
+}
+
+export function deactivate(): void {
+	// Everything is owned by context.subscriptions.
+}

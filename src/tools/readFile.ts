@@ -1,0 +1,203 @@
+import * as fs from 'node:fs';
+import { Type } from '@sinclair/typebox';
+import type { ToolContext } from '../core/context';
+import { fromNodeError, ToolError } from '../core/errors';
+import {
+	LineWindow, LINE_COUNT_LIMIT, readHead, readRange, readWindowBackward, readWindowForward, sniff, splitLines,
+	windowOfLines, windowOfText,
+} from '../core/files';
+import { indentationBlock } from '../core/indentation';
+import { textResult, ToolResult } from '../core/result';
+import { cutLine, formatBytes, formatCount, omittedMarker } from '../core/truncate';
+import { defineTool } from './tool';
+
+const schema = Type.Object({
+	path: Type.String({ minLength: 1, description: 'File to read: workspace-relative (or `folderName/…` in a multi-root workspace), or absolute inside the workspace.' }),
+	offset: Type.Optional(Type.Integer({ description: 'First line to read, 1-based (default 1). Negative counts from the end: -100 reads the last 100 lines. In base64 mode, the first byte (1-based; negative from the end).' })),
+	limit: Type.Optional(Type.Integer({ minimum: 1, description: 'How many lines to read (default 2000).' })),
+	mode: Type.Optional(Type.Union([Type.Literal('slice'), Type.Literal('indentation')], { description: '`slice` (default) reads lines from `offset`; `indentation` reads the whole block around line `offset` by indentation (one function, class or section).' })),
+	encoding: Type.Optional(Type.Union([Type.Literal('utf8'), Type.Literal('base64')], { description: '`utf8` (default) or `base64` for the raw bytes of a binary file.' })),
+}, { additionalProperties: false });
+
+/** Whole-file operations (indentation mode) are refused above this size. */
+const WHOLE_FILE_LIMIT = LINE_COUNT_LIMIT;
+
+export const readFileTool = defineTool({
+	name: 'read_file',
+	referenceName: 'tbRead',
+	displayName: 'Read File',
+	group: 'read',
+	mutating: false,
+	icon: 'file',
+	tags: ['files', 'read'],
+	userDescription: 'Read a file of the workspace: a range of lines, the block around a line, the last lines, an image, or raw bytes as base64.',
+	modelDescription: [
+		'Read a text file of the workspace, with line numbers (`N<TAB>text`; the number is not part of the file).',
+		'Returns at most 2000 lines and 32 KB per call (longer lines are cut at 2000 characters); the header says `lines a–b of N` and how to continue with `offset`.',
+		'Use `offset`/`limit` to page, a negative `offset` for the end of a log (-100 = last 100 lines, cheap even on huge files), `mode: "indentation"` with `offset` to read one whole function or block.',
+		'Shows unsaved editor changes when the file is open and dirty. Images (png, jpeg, gif, webp) come back as images. Other binary files are refused: use `encoding: "base64"`.',
+	].join(' '),
+	schema,
+	describe: input => `Reading ${input.path}${input.offset ? ` from line ${input.offset}` : ''}`,
+	run,
+});
+
+type Input = typeof schema.static;
+
+async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
+	const target = await ctx.boundary.resolve(input.path, 'read');
+	const display = target.display;
+	let stat: fs.Stats;
+	try {
+		stat = await fs.promises.stat(target.absolute);
+	} catch (error) {
+		throw fromNodeError(error, display);
+	}
+	if (stat.isDirectory()) throw new ToolError('is_directory', `${display} is a directory, not a file. Use list_dir to see what it holds.`);
+	if (!stat.isFile()) throw new ToolError('io', `${display} is not a regular file (a device, socket or pipe) and cannot be read.`);
+
+	if (input.encoding === 'base64') return readBase64(target.absolute, display, stat.size, input, ctx);
+
+	const dirty = ctx.host.dirtyText(target.absolute);
+	if (dirty === undefined) {
+		const kind = sniff(await readHead(target.absolute));
+		if (kind.kind === 'image') return readImage(target.absolute, display, stat.size, kind.mimeType, kind.format, ctx);
+		if (kind.kind === 'binary') {
+			throw new ToolError('binary_file', `${display} is a binary file (${formatBytes(stat.size)}); its text would be meaningless. Read it with encoding: "base64" if you need the bytes.`);
+		}
+		ctx.state.fileVersions.set(target.absolute, { mtimeMs: stat.mtimeMs, size: stat.size });
+	}
+
+	const limit = Math.min(input.limit ?? ctx.limits.readLines, ctx.limits.readLines * 10);
+	const window = await readWindow(target.absolute, stat.size, dirty, input, limit, ctx);
+	ctx.note({ target: display });
+	return render(display, window, input, limit, ctx, dirty !== undefined);
+}
+
+async function readWindow(path: string, size: number, dirty: string | undefined, input: Input, limit: number, ctx: ToolContext): Promise<LineWindow> {
+	const offset = input.offset ?? 1;
+	const budget = { maxBytes: ctx.limits.readBytes, maxLineBytes: ctx.limits.lineChars * 4 + 4, signal: ctx.signal };
+	if (input.mode === 'indentation') {
+		if (offset < 1) throw new ToolError('invalid_input', 'mode "indentation" needs a positive offset: the line whose block you want.');
+		if (dirty === undefined && size > WHOLE_FILE_LIMIT) {
+			throw new ToolError('too_large', `mode "indentation" reads the whole file, and this one is ${formatBytes(size)}. Use mode "slice" with offset and limit.`);
+		}
+		const lines = splitLines(dirty ?? await fs.promises.readFile(path, 'utf8'));
+		if (offset > lines.length) throw beyondEnd(offset, lines.length);
+		const block = indentationBlock(lines, offset - 1);
+		const window = windowOfLines(lines.slice(0, block.end + 1), { ...budget, start: block.start + 1, maxLines: limit });
+		return { ...window, totalLines: lines.length, more: window.more || block.end + 1 < lines.length };
+	}
+	if (offset === 0) throw new ToolError('invalid_input', 'offset is 1-based: use 1 for the first line, or a negative number to count from the end.');
+	if (offset < 0) {
+		const count = Math.min(-offset, limit);
+		if (dirty !== undefined) {
+			const lines = splitLines(dirty);
+			const start = Math.max(1, lines.length - count + 1);
+			return { ...windowOfLines(lines, { ...budget, start, maxLines: count }), more: start > 1 };
+		}
+		return readWindowBackward(path, size, count, budget);
+	}
+	const window = dirty !== undefined
+		? windowOfText(dirty, { ...budget, start: offset, maxLines: limit })
+		: await readWindowForward(path, size, { ...budget, start: offset, maxLines: limit });
+	if (window.lines.length === 0 && window.totalLines !== undefined && offset > Math.max(1, window.totalLines)) {
+		throw beyondEnd(offset, window.totalLines);
+	}
+	return window;
+}
+
+function beyondEnd(offset: number, total: number): ToolError {
+	return new ToolError('invalid_input', `offset ${offset} is past the end of the file, which has ${formatCount(total)} line${total === 1 ? '' : 's'}. Use an offset from 1 to ${Math.max(1, total)}, or a negative offset to read the end.`);
+}
+
+function render(display: string, window: LineWindow, input: Input, limit: number, ctx: ToolContext, dirty: boolean): ToolResult {
+	const { lines, firstLine, totalLines } = window;
+	const numbered = firstLine !== undefined;
+	const width = String((firstLine ?? 1) + lines.length).length;
+	let cutLines = 0;
+	const body = lines.map((line, i) => {
+		const cut = cutLine(line, ctx.limits.lineChars);
+		if (cut.cut) cutLines++;
+		return numbered ? `${String(firstLine + i).padStart(width)}\t${cut.text}` : cut.text;
+	});
+	const last = firstLine !== undefined ? firstLine + lines.length - 1 : undefined;
+	const header = headerOf(display, window, last, dirty);
+	const parts = [header, ...body];
+	let linesOmitted = 0;
+	const offset = input.offset ?? 1;
+	if (window.more) {
+		if (offset < 0 && input.mode !== 'indentation') {
+			linesOmitted = firstLine !== undefined ? firstLine - 1 : 0;
+			const hint = firstLine !== undefined && firstLine > 1
+				? `use offset=${Math.max(1, firstLine - limit)} with limit=${Math.min(limit, firstLine - 1)} for the lines before`
+				: 'earlier lines are not shown';
+			parts.splice(1, 0, omittedMarker({ lines: linesOmitted || undefined, hint }));
+		} else if (last !== undefined) {
+			linesOmitted = totalLines !== undefined ? totalLines - last : 0;
+			parts.push(omittedMarker({ lines: linesOmitted || undefined, hint: `use offset=${last + 1} to continue` }));
+		}
+	}
+	if (window.partialLine) parts.push('[a line was too long to read whole; only part of it is shown]');
+	if (lines.length === 0) parts.push(totalLines === 0 ? '(the file is empty)' : '(no lines in this range)');
+	return textResult(parts.join('\n'), {
+		truncated: window.more || cutLines > 0 || window.partialLine,
+		linesOmitted,
+		path: display,
+		firstLine,
+		lastLine: last,
+		totalLines,
+		cutLines,
+		...(dirty ? { unsavedChanges: true } : {}),
+	});
+}
+
+function headerOf(display: string, window: LineWindow, last: number | undefined, dirty: boolean): string {
+	const { firstLine, totalLines, lines } = window;
+	const source = dirty ? ' (unsaved editor text)' : '';
+	if (lines.length === 0) return `${display}${source}`;
+	if (firstLine === undefined) {
+		return `${display}${source}: the last ${formatCount(lines.length)} lines (line numbers are not counted for files over ${formatBytes(LINE_COUNT_LIMIT)})`;
+	}
+	const of = totalLines !== undefined ? ` of ${formatCount(totalLines)}` : ' (total not counted: file over ' + formatBytes(LINE_COUNT_LIMIT) + ')';
+	return `${display}${source}: lines ${formatCount(firstLine)}–${formatCount(last!)}${of}`;
+}
+
+async function readImage(path: string, display: string, size: number, mimeType: string, format: string, ctx: ToolContext): Promise<ToolResult> {
+	if (size > ctx.limits.imageBytes) {
+		throw new ToolError('too_large', `${display} is a ${format} image of ${formatBytes(size)}, over the ${formatBytes(ctx.limits.imageBytes)} image cap. Describe what you need from it to the user, or read its bytes with encoding: "base64" in ranges.`);
+	}
+	const data = await fs.promises.readFile(path);
+	ctx.note({ target: display });
+	return {
+		content: [
+			{ kind: 'text', text: `${display}: ${format} image, ${formatBytes(size)}` },
+			{ kind: 'image', mimeType, data: new Uint8Array(data.buffer, data.byteOffset, data.byteLength) },
+		],
+		metadata: { truncated: false, path: display, mimeType, bytes: size },
+	};
+}
+
+async function readBase64(path: string, display: string, size: number, input: Input, ctx: ToolContext): Promise<ToolResult> {
+	const chunk = Math.floor((ctx.limits.readBytes * 3) / 4);
+	const offset = input.offset ?? 1;
+	const start = offset < 0 ? Math.max(0, size + offset) : offset - 1;
+	if (offset === 0) throw new ToolError('invalid_input', 'offset is 1-based: use 1 for the first byte, or a negative number to count from the end.');
+	if (start > size || (start === size && size > 0)) {
+		throw new ToolError('invalid_input', `offset ${offset} is past the end of ${display}, which has ${formatCount(size)} bytes.`);
+	}
+	const bytes = await readRange(path, start, Math.min(chunk, size - start));
+	const end = start + bytes.length;
+	const more = end < size;
+	const header = `${display}: bytes ${formatCount(start + 1)}–${formatCount(end)} of ${formatCount(size)}, base64`;
+	const tail = more ? `\n${omittedMarker({ bytes: size - end, hint: `use offset=${end + 1} to continue` })}` : '';
+	ctx.note({ target: display });
+	return textResult(`${header}\n${bytes.toString('base64')}${tail}`, {
+		truncated: more,
+		bytesOmitted: size - bytes.length,
+		path: display,
+		firstByte: start + 1,
+		lastByte: end,
+		totalBytes: size,
+	});
+}

@@ -1,0 +1,219 @@
+import { Value } from '@sinclair/typebox/value';
+import { needsApproval } from '../core/approval';
+import type { Boundary } from '../core/boundary';
+import {
+	ApprovalRequest, Host, PreviewCaptured, SharedState, ToolContext, ToolEvent, ToolEventFields, ToolStatus,
+} from '../core/context';
+import { CancelledError, DeclinedError, ToolError, ValidationError } from '../core/errors';
+import { resultText, toErrorResult, ToolResult } from '../core/result';
+import { Settings } from '../core/settings';
+import { validateInput } from '../core/validate';
+import { contributedName, modelName, ToolDefinition } from './tool';
+
+/** What a registry needs from where it runs (VS Code or plain Node). */
+export interface ToolEnvironment {
+	readonly host: Host;
+	readonly state: SharedState;
+	settings(): Settings;
+	/** Rebuilt by the environment when folders or settings change; cheap to call. */
+	boundary(): Promise<Boundary>;
+}
+
+/**
+ * How approval is decided for one call:
+ * - `ask`: the registry asks the host (command palette, CLI, other extensions);
+ * - `preconfirmed`: VS Code already asked through `prepareInvocation` (chat);
+ * - `preview`: compute the request and stop before anything changes.
+ */
+export type ApprovalPhase = 'ask' | 'preconfirmed' | 'preview';
+
+export interface InvokeOptions {
+	signal?: AbortSignal;
+	approval?: ApprovalPhase;
+	/** Replaces the host's question: tests inject the person's decision here. */
+	decide?: (request: ApprovalRequest) => Promise<boolean>;
+	/** Per-call settings overrides (e.g. limits from a benchmark). */
+	settings?: Partial<Settings>;
+}
+
+export interface ToolDescription {
+	readonly name: string;
+	readonly contributedName: string;
+	readonly description: string;
+	readonly inputSchema: object;
+	readonly mutating: boolean;
+	readonly group: string;
+}
+
+const RESULT_TEXT_IN_EVENTS = 4096;
+
+export class ToolRegistry {
+	private readonly tools = new Map<string, ToolDefinition>();
+	private readonly listeners = new Set<(event: ToolEvent) => void>();
+	private nextId = 1;
+
+	constructor(tools: readonly ToolDefinition<any>[], private readonly env: ToolEnvironment) {
+		for (const tool of tools) this.tools.set(tool.name, tool);
+	}
+
+	get(name: string): ToolDefinition | undefined {
+		return this.tools.get(modelName(name));
+	}
+
+	listDefinitions(): ToolDescription[] {
+		return [...this.tools.values()].map(tool => ({
+			name: tool.name,
+			contributedName: contributedName(tool),
+			description: tool.modelDescription,
+			inputSchema: tool.schema,
+			mutating: tool.mutating,
+			group: tool.group,
+		}));
+	}
+
+	onEvent(listener: (event: ToolEvent) => void): { dispose(): void } {
+		this.listeners.add(listener);
+		return { dispose: () => this.listeners.delete(listener) };
+	}
+
+	/** Checks a call without running it. Throws the same errors `invoke` would report. */
+	check(name: string, input: unknown): { tool: ToolDefinition; input: any } {
+		const tool = this.get(name);
+		if (!tool) {
+			const known = [...this.tools.keys()].join(', ');
+			throw new ToolError('unknown_tool', `There is no tool named "${name}". Known tools: ${known}.`);
+		}
+		const issues = validateInput(tool.schema, input);
+		if (issues.length) throw new ValidationError(tool.name, issues);
+		const settings = this.env.settings();
+		if (settings.disabledTools.includes(tool.name) || settings.disabledGroups.includes(tool.group)) {
+			throw new ToolError('disabled', `${tool.name} is switched off in this workspace's settings (toolbelt.disabledTools / toolbelt.disabledGroups). Use another tool or ask the user to enable it.`);
+		}
+		if (tool.mutating && !this.env.host.isTrusted()) {
+			throw new ToolError('untrusted', `${tool.name} changes files or runs commands, and this workspace is not trusted, so it is refused. Read tools still work. To allow it, the user can trust the workspace (command "Workspaces: Manage Workspace Trust").`);
+		}
+		return { tool, input: Value.Default(tool.schema, structuredClone(input)) };
+	}
+
+	/**
+	 * What a call would ask the person, without changing anything: undefined when it needs no
+	 * confirmation (or when it would fail anyway; `invoke` then reports the failure).
+	 */
+	async preview(name: string, input: unknown, options: InvokeOptions = {}): Promise<ApprovalRequest | undefined> {
+		let checked;
+		try {
+			checked = this.check(name, input);
+		} catch {
+			return undefined;
+		}
+		const settings = { ...this.env.settings(), ...options.settings };
+		if (!checked.tool.mutating) {
+			return settings.approval === 'always' ? callRequest(checked.tool, checked.input) : undefined;
+		}
+		try {
+			const ctx = await this.context(checked.tool, { ...options, approval: 'preview' }, settings, () => undefined);
+			await checked.tool.run(checked.input, ctx);
+		} catch (error) {
+			if (error instanceof PreviewCaptured) return needsApproval(error.request, settings) ? error.request : undefined;
+		}
+		return undefined;
+	}
+
+	/** Runs a tool. Never throws: every failure comes back as a result with `error` set. */
+	async invoke(name: string, input: unknown, options: InvokeOptions = {}): Promise<ToolResult> {
+		const id = `${Date.now().toString(36)}-${this.nextId++}`;
+		const startedAt = Date.now();
+		const toolName = this.get(name)?.name ?? name;
+		const fields: Partial<ToolEventFields> = {};
+		this.emit({ id, tool: toolName, phase: 'start', status: 'running', startedAt, input });
+		let result: ToolResult;
+		try {
+			const { tool, input: checkedInput } = this.check(name, input);
+			fields.target = safeDescribe(tool, checkedInput);
+			const settings = { ...this.env.settings(), ...options.settings };
+			const ctx = await this.context(tool, options, settings, extra => Object.assign(fields, extra));
+			if (!tool.mutating && settings.approval === 'always' && (options.approval ?? 'ask') === 'ask') {
+				await ctx.approve(callRequest(tool, checkedInput));
+			}
+			result = await raceAbort(tool.run(checkedInput, ctx), ctx.signal);
+		} catch (error) {
+			result = toErrorResult(options.signal?.aborted && !(error instanceof ToolError) ? new CancelledError(`${toolName}`) : error, toolName);
+		}
+		const text = resultText(result);
+		this.emit({
+			id, tool: toolName, phase: 'end', status: statusOf(result), startedAt, durationMs: Date.now() - startedAt, input,
+			bytes: Buffer.byteLength(text), truncated: result.metadata.truncated,
+			filesTouched: result.metadata.filesTouched, ...fields,
+			error: result.error, resultText: text.length > RESULT_TEXT_IN_EVENTS ? `${text.slice(0, RESULT_TEXT_IN_EVENTS)}…` : text,
+		});
+		return result;
+	}
+
+	private async context(
+		tool: ToolDefinition,
+		options: InvokeOptions,
+		settings: Settings,
+		note: (fields: Partial<ToolEventFields>) => void,
+	): Promise<ToolContext> {
+		const host = this.env.host;
+		const phase = options.approval ?? 'ask';
+		const signal = options.signal ?? new AbortController().signal;
+		return {
+			tool: tool.name,
+			boundary: await this.env.boundary(),
+			settings,
+			limits: settings.limits,
+			signal,
+			host,
+			state: this.env.state,
+			note,
+			approve: async request => {
+				if (phase === 'preview') throw new PreviewCaptured(request);
+				if (phase === 'preconfirmed' || !needsApproval(request, settings)) return;
+				const approved = await (options.decide ?? (r => host.confirm(r)))(request);
+				if (!approved) throw new DeclinedError(request.title.charAt(0).toLowerCase() + request.title.slice(1));
+			},
+		};
+	}
+
+	private emit(event: ToolEvent): void {
+		for (const listener of this.listeners) {
+			try {
+				listener(event);
+			} catch {
+				// A faulty listener must not break a tool call.
+			}
+		}
+	}
+}
+
+function callRequest(tool: ToolDefinition, input: unknown): ApprovalRequest {
+	return { kind: 'call', title: `Run ${tool.name}: ${safeDescribe(tool, input)}`, detail: JSON.stringify(input, null, 2) };
+}
+
+function safeDescribe(tool: ToolDefinition, input: unknown): string {
+	try {
+		return tool.describe(input as never);
+	} catch {
+		return tool.displayName;
+	}
+}
+
+function statusOf(result: ToolResult): ToolStatus {
+	switch (result.error?.code) {
+		case undefined: return 'done';
+		case 'declined': return 'declined';
+		case 'cancelled': return 'cancelled';
+		default: return 'failed';
+	}
+}
+
+/** Stops waiting when the signal fires, even if a tool forgot to check it. */
+function raceAbort<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+	if (signal.aborted) return Promise.reject(new CancelledError());
+	return new Promise<T>((resolve, reject) => {
+		const onAbort = () => reject(new CancelledError());
+		signal.addEventListener('abort', onAbort, { once: true });
+		work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+	});
+}

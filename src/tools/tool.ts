@@ -1,0 +1,45 @@
+import type { Static, TSchema } from '@sinclair/typebox';
+import type { ToolContext } from '../core/context';
+import type { ToolResult } from '../core/result';
+import type { ToolGroup } from '../core/settings';
+
+/**
+ * One tool: its schema beside its handler. `package.json`'s `languageModelTools` is generated
+ * from these fields by `npm run manifest`, and a unit test keeps the two equal.
+ */
+export interface ToolDefinition<S extends TSchema = TSchema> {
+	/** Model-facing name (`read_file`); VS Code sees it as `toolbelt_read_file`. */
+	readonly name: string;
+	/** What people type after `#` in chat (`tbRead`). */
+	readonly referenceName: string;
+	readonly displayName: string;
+	readonly group: ToolGroup;
+	/** Mutating tools go through approval and refuse in an untrusted workspace. */
+	readonly mutating: boolean;
+	/** A codicon id, e.g. `file`. */
+	readonly icon: string;
+	readonly tags: readonly string[];
+	/** For people, in the tool picker. */
+	readonly userDescription: string;
+	/** For the model: what it does, when to use it, its caps. */
+	readonly modelDescription: string;
+	readonly schema: S;
+	/** A short present-tense line for progress UI: `Reading src/a.ts`. */
+	describe(input: Static<S>): string;
+	run(input: Static<S>, ctx: ToolContext): Promise<ToolResult>;
+}
+
+export function defineTool<S extends TSchema>(definition: ToolDefinition<S>): ToolDefinition<S> {
+	return definition;
+}
+
+export const TOOL_PREFIX = 'toolbelt_';
+
+export function contributedName(tool: Pick<ToolDefinition, 'name'>): string {
+	return TOOL_PREFIX + tool.name;
+}
+
+/** Accepts `read_file` or `toolbelt_read_file`. */
+export function modelName(name: string): string {
+	return name.startsWith(TOOL_PREFIX) ? name.slice(TOOL_PREFIX.length) : name;
+}

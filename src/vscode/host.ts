@@ -1,0 +1,66 @@
+import * as vscode from 'vscode';
+import { describeRequest } from '../core/approval';
+import type { ApprovalRequest, FileChange, Host } from '../core/context';
+import { unifiedDiffs } from '../core/diff';
+
+export interface VscodeHostParts {
+	readonly storageDir: string;
+	/** Writes a change set through a WorkspaceEdit (see mutation.ts). */
+	applyChanges(changes: readonly FileChange[], signal: AbortSignal): Promise<void>;
+	showDiffs?(changes: readonly FileChange[]): Promise<void>;
+}
+
+/** The Host the core sees inside VS Code. */
+export function createVscodeHost(parts: VscodeHostParts): Host {
+	return {
+		kind: 'vscode',
+		storageDir: parts.storageDir,
+		dirtyText,
+		confirm: request => confirmWithModal(request, parts.showDiffs),
+		applyChanges: parts.applyChanges,
+		showDiffs: parts.showDiffs,
+		diagnostics: async paths => collectDiagnostics(paths),
+		isTrusted: () => vscode.workspace.isTrusted,
+	};
+}
+
+/** An open editor's text wins over disk only when it holds unsaved changes. */
+function dirtyText(absolutePath: string): string | undefined {
+	const document = vscode.workspace.textDocuments.find(doc => doc.uri.scheme === 'file' && doc.uri.fsPath === absolutePath);
+	return document?.isDirty ? document.getText() : undefined;
+}
+
+/**
+ * Outside chat (command palette, other extensions) the decision is a modal: Apply, Cancel, or
+ * Show Diff first and then decide.
+ */
+async function confirmWithModal(request: ApprovalRequest, showDiffs?: (changes: readonly FileChange[]) => Promise<void>): Promise<boolean> {
+	const apply = request.kind === 'command' ? 'Run' : 'Apply';
+	const diffText = request.kind === 'files' ? unifiedDiffs(request.changes) : undefined;
+	const detail = describeRequest(request, diffText && diffText.length < 4000 ? diffText : undefined);
+	const choices = request.kind === 'files' && showDiffs ? [apply, 'Show Diff'] : [apply];
+	for (;;) {
+		const choice = await vscode.window.showWarningMessage(request.title, { modal: true, detail }, ...choices);
+		if (choice === 'Show Diff' && request.kind === 'files' && showDiffs) {
+			await showDiffs(request.changes);
+			continue;
+		}
+		return choice === apply;
+	}
+}
+
+async function collectDiagnostics(absolutePaths: readonly string[]) {
+	const wanted = new Set(absolutePaths);
+	const severities = ['error', 'warning', 'info', 'hint'] as const;
+	return vscode.languages.getDiagnostics()
+		.filter(([uri]) => uri.scheme === 'file' && (wanted.size === 0 || wanted.has(uri.fsPath)))
+		.flatMap(([uri, diagnostics]) => diagnostics.map(d => ({
+			path: uri.fsPath,
+			line: d.range.start.line + 1,
+			column: d.range.start.character + 1,
+			severity: severities[d.severity],
+			message: d.message,
+			source: d.source,
+			code: typeof d.code === 'object' ? String(d.code.value) : d.code === undefined ? undefined : String(d.code),
+		})));
+}

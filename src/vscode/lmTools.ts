@@ -1,0 +1,60 @@
+import * as vscode from 'vscode';
+import { describeRequest } from '../core/approval';
+import { unifiedDiffs } from '../core/diff';
+import type { ToolResult } from '../core/result';
+import type { ToolRegistry } from '../tools/registry';
+import { contributedName, ToolDefinition } from '../tools/tool';
+import { toAbortSignal } from './cancellation';
+
+/** Diffs longer than this are shown in part in the confirmation; the diff editor shows all. */
+const CONFIRMATION_DIFF_CHARS = 12_000;
+
+/** Registers every tool with `vscode.lm.registerTool`; the returned disposables unregister them. */
+export function registerLanguageModelTools(registry: ToolRegistry, tools: readonly ToolDefinition<any>[]): vscode.Disposable[] {
+	return tools.map(tool => vscode.lm.registerTool<object>(contributedName(tool), {
+		prepareInvocation: (options, token) => prepare(registry, tool, options.input, token),
+		invoke: async (options, token) => toLanguageModelResult(await registry.invoke(tool.name, options.input, {
+			signal: toAbortSignal(token),
+			// In chat, VS Code has already shown our confirmationMessages and the person agreed.
+			approval: 'preconfirmed',
+		})),
+	}));
+}
+
+export async function prepare(
+	registry: ToolRegistry,
+	tool: ToolDefinition,
+	input: object,
+	token?: vscode.CancellationToken,
+): Promise<vscode.PreparedToolInvocation> {
+	let invocationMessage: string;
+	try {
+		invocationMessage = tool.describe(input as never);
+	} catch {
+		invocationMessage = tool.displayName;
+	}
+	const request = await registry.preview(tool.name, input, { signal: toAbortSignal(token) });
+	if (!request) return { invocationMessage };
+	const diff = request.kind === 'files' ? unifiedDiffs(request.changes) : undefined;
+	const shownDiff = diff && diff.length > CONFIRMATION_DIFF_CHARS
+		? `${diff.slice(0, CONFIRMATION_DIFF_CHARS)}\n… (${diff.length - CONFIRMATION_DIFF_CHARS} more characters of diff)`
+		: diff;
+	return {
+		invocationMessage,
+		confirmationMessages: {
+			title: request.title,
+			message: new vscode.MarkdownString(describeRequest(request, shownDiff)),
+		},
+	};
+}
+
+/** Images become data parts where this VS Code has them (1.106+), else a note the model can act on. */
+export function toLanguageModelResult(result: ToolResult): vscode.LanguageModelToolResult {
+	const DataPart = (vscode as any).LanguageModelDataPart;
+	const parts = result.content.map(part => {
+		if (part.kind === 'text') return new vscode.LanguageModelTextPart(part.text);
+		if (DataPart?.image) return DataPart.image(part.data, part.mimeType);
+		return new vscode.LanguageModelTextPart(`[An image (${part.mimeType}, ${part.data.byteLength} bytes) cannot be shown in this version of VS Code; read it with encoding: "base64" if its bytes help.]`);
+	});
+	return new vscode.LanguageModelToolResult(parts);
+}

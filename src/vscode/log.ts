@@ -1,0 +1,26 @@
+import * as vscode from 'vscode';
+import type { ToolEvent } from '../core/context';
+
+/** One structured line per finished call in the "Toolbelt" log, plus a debug line per start. */
+export function createLogSink(channel: vscode.LogOutputChannel): (event: ToolEvent) => void {
+	return event => {
+		if (event.phase === 'start') {
+			channel.debug(`${event.tool} started`, { id: event.id });
+			return;
+		}
+		const fields = {
+			id: event.id,
+			tool: event.tool,
+			status: event.status,
+			durationMs: event.durationMs,
+			bytes: event.bytes,
+			truncated: event.truncated ?? false,
+			target: event.target,
+			filesTouched: event.filesTouched,
+			error: event.error,
+		};
+		const line = `${event.tool} ${event.status} in ${event.durationMs} ms ${JSON.stringify(fields)}`;
+		if (event.status === 'failed') channel.warn(line);
+		else channel.info(line);
+	};
+}

@@ -1,0 +1,97 @@
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { FileChange } from '../core/context';
+import { looksBinary } from '../core/files';
+
+/**
+ * Applies a change set as one WorkspaceEdit, so open editors follow, a dirty buffer is edited in
+ * place (not overwritten from disk), and one Undo in the editor reverts the tool's change. Text
+ * changes become the smallest single replacement; binary content and creations go through file
+ * operations. Touched documents are saved afterwards.
+ */
+export async function applyWithWorkspaceEdit(changes: readonly FileChange[], signal: AbortSignal): Promise<void> {
+	const edit = new vscode.WorkspaceEdit();
+	const toSave: vscode.Uri[] = [];
+	for (const change of changes) {
+		const uri = vscode.Uri.file(change.path);
+		if (change.after === null) {
+			edit.deleteFile(uri, { ignoreIfNotExists: true });
+			continue;
+		}
+		const target = change.movedTo ? vscode.Uri.file(change.movedTo.path) : uri;
+		if (change.movedTo) edit.renameFile(uri, target, { overwrite: false });
+		if (change.before === null || isBinary(change.before) || isBinary(change.after)) {
+			edit.createFile(target, { overwrite: true, contents: change.after });
+			continue;
+		}
+		const document = await vscode.workspace.openTextDocument(uri);
+		const before = document.getText();
+		const after = decodeLike(change.after, document);
+		if (before !== after) {
+			const { start, end, text } = smallestReplacement(before, after);
+			edit.replace(target, new vscode.Range(document.positionAt(start), document.positionAt(end)), text);
+		}
+		toSave.push(target);
+	}
+	if (signal.aborted) throw new Error('cancelled before the edit was applied');
+	if (!(await vscode.workspace.applyEdit(edit))) {
+		throw new Error('VS Code refused the edit (a file may be read-only or changed meanwhile).');
+	}
+	for (const uri of toSave) {
+		const document = vscode.workspace.textDocuments.find(doc => doc.uri.toString() === uri.toString());
+		if (document?.isDirty) await document.save();
+	}
+}
+
+function isBinary(bytes: Uint8Array): boolean {
+	return looksBinary(bytes.subarray(0, 8192));
+}
+
+/** The document holds text without a BOM and with its own EOL; make the new bytes match. */
+function decodeLike(bytes: Uint8Array, document: vscode.TextDocument): string {
+	let text = new TextDecoder('utf-8').decode(bytes);
+	if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+	return document.eol === vscode.EndOfLine.CRLF ? text : text.replace(/\r\n/g, '\n');
+}
+
+function smallestReplacement(before: string, after: string): { start: number; end: number; text: string } {
+	let start = 0;
+	const max = Math.min(before.length, after.length);
+	while (start < max && before.charCodeAt(start) === after.charCodeAt(start)) start++;
+	let tail = 0;
+	while (tail < max - start && before.charCodeAt(before.length - 1 - tail) === after.charCodeAt(after.length - 1 - tail)) tail++;
+	return { start, end: before.length - tail, text: after.slice(start, after.length - tail) };
+}
+
+/** Read-only documents holding the text of files before a tool changed them. */
+export const ORIGINAL_SCHEME = 'toolbelt-original';
+const originals = new Map<string, string>();
+const MAX_ORIGINALS = 50;
+let nextOriginal = 1;
+
+export function registerOriginalContentProvider(): vscode.Disposable {
+	return vscode.workspace.registerTextDocumentContentProvider(ORIGINAL_SCHEME, {
+		provideTextDocumentContent: uri => originals.get(uri.query) ?? '(the original text is no longer kept)',
+	});
+}
+
+export function originalUri(change: FileChange): vscode.Uri {
+	const key = String(nextOriginal++);
+	originals.set(key, change.before ? new TextDecoder('utf-8').decode(change.before) : '');
+	// Keep memory bounded: the oldest originals go first.
+	for (const old of originals.keys()) {
+		if (originals.size <= MAX_ORIGINALS) break;
+		originals.delete(old);
+	}
+	return vscode.Uri.from({ scheme: ORIGINAL_SCHEME, path: change.path, query: key });
+}
+
+/** Opens a diff editor per changed text file (original ↔ now), without taking focus. */
+export async function showDiffs(changes: readonly FileChange[]): Promise<void> {
+	for (const change of changes.slice(0, 10)) {
+		if (change.after === null) continue;
+		const right = vscode.Uri.file(change.movedTo?.path ?? change.path);
+		const title = `${path.basename(right.fsPath)} (Toolbelt: before ↔ after)`;
+		await vscode.commands.executeCommand('vscode.diff', originalUri(change), right, title, { preserveFocus: true, preview: true });
+	}
+}

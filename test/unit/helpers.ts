@@ -1,0 +1,70 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { ApprovalRequest } from '../../src/core/context';
+import { createNodeEnvironment, NodeEnvironmentOptions } from '../../src/core/nodeHost';
+import { resultText, ToolResult } from '../../src/core/result';
+import { ALL_TOOLS, InvokeOptions, ToolRegistry } from '../../src/tools';
+
+/** A real temporary folder with the given files; removed by `cleanup`. */
+export function makeTree(files: Record<string, string | Uint8Array> = {}): { root: string; cleanup(): void; file(rel: string): string } {
+	const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'tb-')));
+	for (const [rel, content] of Object.entries(files)) {
+		const target = path.join(root, rel);
+		fs.mkdirSync(path.dirname(target), { recursive: true });
+		fs.writeFileSync(target, content);
+	}
+	return {
+		root,
+		cleanup: () => fs.rmSync(root, { recursive: true, force: true }),
+		file: rel => path.join(root, rel),
+	};
+}
+
+export interface Harness {
+	registry: ToolRegistry;
+	/** Every approval request the tools made, in order. */
+	asked: ApprovalRequest[];
+	invoke(name: string, input: unknown, options?: InvokeOptions): Promise<ToolResult>;
+	/** Invokes and returns the text; throws when the tool reported an error. */
+	text(name: string, input: unknown, options?: InvokeOptions): Promise<string>;
+	/** Invokes and returns the error message; throws when the tool succeeded. */
+	error(name: string, input: unknown, options?: InvokeOptions): Promise<{ code: string; message: string }>;
+}
+
+/**
+ * A registry over real folders with the Node host. Approvals are granted unless `approve`
+ * says otherwise; each request is recorded in `asked`.
+ */
+export function makeHarness(
+	roots: string | string[],
+	options: Omit<NodeEnvironmentOptions, 'roots'> & { approve?: boolean } = {},
+): Harness {
+	const asked: ApprovalRequest[] = [];
+	const env = createNodeEnvironment({
+		storageDir: fs.mkdtempSync(path.join(os.tmpdir(), 'tb-storage-')),
+		...options,
+		roots: Array.isArray(roots) ? roots : [roots],
+		confirm: async request => {
+			asked.push(request);
+			return options.approve ?? true;
+		},
+	});
+	const registry = new ToolRegistry(ALL_TOOLS, env);
+	const invoke = (name: string, input: unknown, invokeOptions?: InvokeOptions) => registry.invoke(name, input, invokeOptions);
+	return {
+		registry,
+		asked,
+		invoke,
+		text: async (name, input, invokeOptions) => {
+			const result = await invoke(name, input, invokeOptions);
+			if (result.error) throw new Error(`${name} failed: ${result.error.message}`);
+			return resultText(result);
+		},
+		error: async (name, input, invokeOptions) => {
+			const result = await invoke(name, input, invokeOptions);
+			if (!result.error) throw new Error(`${name} succeeded but an error was expected:\n${resultText(result)}`);
+			return result.error;
+		},
+	};
+}

@@ -1,0 +1,69 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { defaultSettings } from '../../src/core/settings';
+import { ALL_TOOLS } from '../../src/tools';
+import { toolContributions } from '../../src/tools/manifest';
+
+const packageJson = JSON.parse(fs.readFileSync(path.join(__dirname, '../../../package.json'), 'utf8'));
+
+describe('package.json manifest', () => {
+	const contributed: any[] = packageJson.contributes.languageModelTools;
+	const generated = toolContributions(ALL_TOOLS) as any[];
+
+	it('contributes every tool of the code', () => {
+		const names = new Set(contributed.map(tool => tool.name));
+		const missing = generated.filter(tool => !names.has(tool.name)).map(tool => tool.name);
+		assert.deepEqual(missing, [], `Tools in the code but not in package.json (run npm run manifest): ${missing.join(', ')}`);
+	});
+
+	it('contributes no tool the code lacks', () => {
+		const names = new Set(generated.map(tool => tool.name));
+		const extra = contributed.filter(tool => !names.has(tool.name)).map(tool => tool.name);
+		assert.deepEqual(extra, [], `Tools in package.json but not in the code (run npm run manifest): ${extra.join(', ')}`);
+	});
+
+	it('holds exactly what the code generates, field by field', () => {
+		for (const tool of generated) {
+			const entry = contributed.find(candidate => candidate.name === tool.name);
+			assert.deepEqual(entry, tool, `package.json entry for ${tool.name} is stale: run npm run manifest`);
+		}
+	});
+
+	it('states the caps in every model description and has the fields VS Code needs', () => {
+		for (const tool of contributed) {
+			for (const field of ['name', 'toolReferenceName', 'displayName', 'userDescription', 'modelDescription', 'inputSchema', 'icon']) {
+				assert.ok(tool[field], `${tool.name} lacks ${field}`);
+			}
+			assert.equal(tool.canBeReferencedInPrompt, true);
+			assert.match(tool.name, /^toolbelt_[a-z_]+$/);
+		}
+	});
+
+	it('declares a setting for every setting the core reads', () => {
+		const properties = packageJson.contributes.configuration.properties;
+		const settings = defaultSettings() as unknown as Record<string, unknown>;
+		for (const key of Object.keys(settings)) {
+			if (key === 'limits') {
+				for (const limit of Object.keys(settings.limits as object)) {
+					assert.ok(properties[`toolbelt.limits.${limit}`], `toolbelt.limits.${limit} is not declared`);
+				}
+				continue;
+			}
+			if (key === 'searchExcludes') continue; // read from files.exclude / search.exclude
+			const declared = properties[`toolbelt.${key}`];
+			assert.ok(declared, `toolbelt.${key} is not declared in package.json`);
+			assert.deepEqual(declared.default, settings[key], `toolbelt.${key}'s default differs from the core's`);
+			assert.ok(declared.markdownDescription && declared.scope, `toolbelt.${key} needs a markdownDescription and a scope`);
+		}
+	});
+
+	it('is a marketplace-ready manifest', () => {
+		assert.equal(packageJson.name, 'toolbelt');
+		assert.deepEqual(packageJson.activationEvents, []);
+		assert.deepEqual(packageJson.extensionKind, ['workspace']);
+		assert.equal(packageJson.capabilities.untrustedWorkspaces.supported, 'limited');
+		assert.ok(fs.existsSync(path.join(__dirname, '../../..', packageJson.icon)));
+		assert.ok(packageJson.categories.includes('AI') && packageJson.categories.includes('Chat'));
+	});
+});

@@ -81,6 +81,8 @@ export interface WindowOptions {
 	readonly maxBytes: number;
 	/** A single line longer than this many bytes is kept only in part. */
 	readonly maxLineBytes: number;
+	/** Bytes each kept line costs on top of its text (a line-number prefix), counted in maxBytes. */
+	readonly lineOverhead?: number;
 	readonly signal?: AbortSignal;
 }
 
@@ -107,7 +109,7 @@ export function windowOfLines(all: string[], options: WindowOptions): LineWindow
 	let stoppedByBytes = false;
 	let index = options.start - 1;
 	for (; index < all.length && lines.length < options.maxLines; index++) {
-		const size = Buffer.byteLength(all[index]) + 1;
+		const size = Buffer.byteLength(all[index]) + 1 + (options.lineOverhead ?? 0);
 		if (lines.length > 0 && bytes + size > options.maxBytes) {
 			stoppedByBytes = true;
 			break;
@@ -144,7 +146,7 @@ export async function readWindowForward(path: string, size: number, options: Win
 		const completeLine = (): boolean => {
 			if (lineNumber >= options.start) {
 				const line = stripCR(current);
-				const lineBytes = Buffer.byteLength(line) + 1;
+				const lineBytes = Buffer.byteLength(line) + 1 + (options.lineOverhead ?? 0);
 				if (lines.length > 0 && keptBytes + lineBytes > options.maxBytes) {
 					stoppedByBytes = true;
 					return false;
@@ -248,9 +250,10 @@ export async function readWindowBackward(
 		}
 		let lines = all.slice(-count);
 		let stoppedByBytes = false;
-		let bytes = lines.reduce((sum, line) => sum + Buffer.byteLength(line) + 1, 0);
+		const cost = (line: string) => Buffer.byteLength(line) + 1 + (options.lineOverhead ?? 0);
+		let bytes = lines.reduce((sum, line) => sum + cost(line), 0);
 		while (lines.length > 1 && bytes > options.maxBytes) {
-			bytes -= Buffer.byteLength(lines[0]) + 1;
+			bytes -= cost(lines[0]);
 			lines = lines.slice(1);
 			stoppedByBytes = true;
 		}

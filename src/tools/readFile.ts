@@ -76,7 +76,9 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 
 async function readWindow(path: string, size: number, dirty: string | undefined, input: Input, limit: number, ctx: ToolContext): Promise<LineWindow> {
 	const offset = input.offset ?? 1;
-	const budget = { maxBytes: ctx.limits.readBytes, maxLineBytes: ctx.limits.lineChars * 4 + 4, signal: ctx.signal };
+	// Each shown line carries a number and a tab; the byte cap covers them too.
+	const lineOverhead = String(Math.abs(offset) + limit).length + 1;
+	const budget = { maxBytes: ctx.limits.readBytes, maxLineBytes: ctx.limits.lineChars * 4 + 4, lineOverhead, signal: ctx.signal };
 	if (input.mode === 'indentation') {
 		if (offset < 1) throw new ToolError('invalid_input', 'mode "indentation" needs a positive offset: the line whose block you want.');
 		if (dirty === undefined && size > WHOLE_FILE_LIMIT) {

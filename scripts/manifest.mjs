@@ -1,14 +1,20 @@
-// Writes contributes.languageModelTools into package.json from the compiled tool definitions
-// (run through `npm run manifest`, which compiles first).
+// Writes contributes.languageModelTools into package.json, and the tool and settings tables into
+// README.md, from the compiled tool definitions (`npm run manifest` compiles first).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
 const { ALL_TOOLS } = require('../out/src/tools/index.js');
-const { toolContributions } = require('../out/src/tools/manifest.js');
+const { toolContributions, toolsMarkdown, settingsMarkdown, replaceSection } = require('../out/src/tools/manifest.js');
 
-const file = new URL('../package.json', import.meta.url);
-const pkg = JSON.parse(readFileSync(file, 'utf8'));
+const packageFile = new URL('../package.json', import.meta.url);
+const pkg = JSON.parse(readFileSync(packageFile, 'utf8'));
 pkg.contributes.languageModelTools = toolContributions(ALL_TOOLS);
-writeFileSync(file, `${JSON.stringify(pkg, null, '\t')}\n`);
-console.log(`package.json: ${pkg.contributes.languageModelTools.length} language model tools written.`);
+writeFileSync(packageFile, `${JSON.stringify(pkg, null, '\t')}\n`);
+
+const readmeFile = new URL('../README.md', import.meta.url);
+let readme = readFileSync(readmeFile, 'utf8');
+readme = replaceSection(readme, 'tools', toolsMarkdown(ALL_TOOLS));
+readme = replaceSection(readme, 'settings', settingsMarkdown(pkg.contributes.configuration.properties));
+writeFileSync(readmeFile, readme);
+console.log(`package.json: ${pkg.contributes.languageModelTools.length} language model tools; README tables updated.`);

@@ -31,3 +31,42 @@ function whenEnabled(tool: ToolDefinition<any>): string {
 function jsonSchema(schema: object): object {
 	return JSON.parse(JSON.stringify(schema));
 }
+
+/** The README's tool reference, generated so it cannot drift from the schemas. */
+export function toolsMarkdown(tools: readonly ToolDefinition<any>[]): string {
+	const rows = tools.map(tool => {
+		const schema = tool.schema as { properties?: Record<string, any>; required?: string[] };
+		const required = new Set(schema.required ?? []);
+		const params = Object.entries(schema.properties ?? {})
+			.map(([name, prop]) => `\`${name}\`${required.has(name) ? '' : '?'}${typeHint(prop)}`)
+			.join(', ');
+		return `| \`${tool.name}\` | \`#${tool.referenceName}\` | ${tool.group}${tool.mutating ? ', asks first' : ''} | ${escapeCell(tool.userDescription)} | ${params || '—'} |`;
+	});
+	return ['| Tool | In chat | Group | What it does | Parameters (`?` = optional) |', '|---|---|---|---|---|', ...rows].join('\n');
+}
+
+function typeHint(prop: Record<string, any>): string {
+	if (prop.anyOf?.every((branch: any) => 'const' in branch)) return `: ${prop.anyOf.map((b: any) => b.const).join(' \\| ')}`;
+	return prop.type ? `: ${prop.type}` : '';
+}
+
+/** The README's settings reference, from package.json's configuration block. */
+export function settingsMarkdown(properties: Record<string, any>): string {
+	const rows = Object.entries(properties).map(([key, prop]) =>
+		`| \`${key}\` | \`${JSON.stringify(prop.default)}\` | ${escapeCell(String(prop.markdownDescription ?? prop.description ?? ''))} |`);
+	return ['| Setting | Default | What it does |', '|---|---|---|', ...rows].join('\n');
+}
+
+function escapeCell(text: string): string {
+	return text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+}
+
+/** Replaces the text between `<!-- name:start -->` and `<!-- name:end -->`. */
+export function replaceSection(document: string, name: string, content: string): string {
+	const start = `<!-- ${name}:start -->`;
+	const end = `<!-- ${name}:end -->`;
+	const from = document.indexOf(start);
+	const to = document.indexOf(end);
+	if (from === -1 || to < from) return document;
+	return `${document.slice(0, from + start.length)}\n${content}\n${document.slice(to)}`;
+}

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { defaultSettings } from '../../src/core/settings';
 import { ALL_TOOLS } from '../../src/tools';
-import { toolContributions } from '../../src/tools/manifest';
+import { replaceSection, settingsMarkdown, toolContributions, toolsMarkdown } from '../../src/tools/manifest';
 
 const packageJson = JSON.parse(fs.readFileSync(path.join(__dirname, '../../../package.json'), 'utf8'));
 
@@ -56,6 +56,13 @@ describe('package.json manifest', () => {
 			assert.deepEqual(declared.default, settings[key], `toolbelt.${key}'s default differs from the core's`);
 			assert.ok(declared.markdownDescription && declared.scope, `toolbelt.${key} needs a markdownDescription and a scope`);
 		}
+	});
+
+	it('keeps the README tool and settings tables equal to the code', () => {
+		const readme = fs.readFileSync(path.join(__dirname, '../../../README.md'), 'utf8');
+		let expected = replaceSection(readme, 'tools', toolsMarkdown(ALL_TOOLS));
+		expected = replaceSection(expected, 'settings', settingsMarkdown(packageJson.contributes.configuration.properties));
+		assert.ok(readme === expected, 'README.md tables are stale: run npm run manifest');
 	});
 
 	it('is a marketplace-ready manifest', () => {

@@ -1,0 +1,81 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import { main } from '../../src/cli/main';
+import { makeTree } from './helpers';
+
+/** Runs the CLI in-process and captures what it prints. */
+async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+	let stdout = '';
+	let stderr = '';
+	const out = process.stdout.write;
+	const err = process.stderr.write;
+	process.stdout.write = ((chunk: string) => { stdout += chunk; return true; }) as typeof process.stdout.write;
+	process.stderr.write = ((chunk: string) => { stderr += chunk; return true; }) as typeof process.stderr.write;
+	try {
+		const code = await main(args);
+		return { code, stdout, stderr };
+	} finally {
+		process.stdout.write = out;
+		process.stderr.write = err;
+	}
+}
+
+describe('CLI', () => {
+	let tree: ReturnType<typeof makeTree>;
+	beforeEach(() => { tree = makeTree({ 'a.txt': 'alpha\nbeta\n', 'input.json': '{"path":"a.txt","offset":2}' }); });
+	afterEach(() => tree.cleanup());
+
+	it('lists every tool with its schema', async () => {
+		const { code, stdout } = await cli(['list']);
+		assert.equal(code, 0);
+		const tools = JSON.parse(stdout);
+		const read = tools.find((tool: any) => tool.name === 'read_file');
+		assert.equal(read.mutating, false);
+		assert.equal(read.inputSchema.properties.path.type, 'string');
+	});
+
+	it('runs a tool and prints content, metadata and error as JSON', async () => {
+		const { code, stdout } = await cli(['run', 'read_file', '--root', tree.root, '--input', '{"path":"a.txt"}']);
+		assert.equal(code, 0);
+		const result = JSON.parse(stdout);
+		assert.equal(result.content[0].text, 'a.txt: lines 1–2 of 2\n1\talpha\n2\tbeta');
+		assert.equal(result.metadata.totalLines, 2);
+		assert.equal(result.error, null);
+	});
+
+	it('reads the input from a file with @', async () => {
+		const { code, stdout } = await cli(['run', 'read_file', '--root', tree.root, '--input', `@${tree.file('input.json')}`]);
+		assert.equal(code, 0);
+		assert.match(JSON.parse(stdout).content[0].text, /2\tbeta$/);
+	});
+
+	it('exits 1 with the error when the tool fails', async () => {
+		const { code, stdout } = await cli(['run', 'read_file', '--root', tree.root, '--input', '{"path":"../etc/passwd"}']);
+		assert.equal(code, 1);
+		assert.equal(JSON.parse(stdout).error.code, 'outside_boundary');
+	});
+
+	it('exits 2 on bad usage, saying what was wrong', async () => {
+		const cases: [string[], RegExp][] = [
+			[[], /No command given/],
+			[['frobnicate'], /Unknown command "frobnicate"/],
+			[['run'], /run needs a tool name/],
+			[['run', 'read_file', '--root', tree.root], /needs --input/],
+			[['run', 'read_file', '--input', '{nope'], /--input is not valid JSON/],
+			[['run', 'read_file', '--input', '@/no/such/file.json'], /Cannot read \/no\/such\/file\.json/],
+			[['run', 'read_file', '--input', '{}', '--bogus'], /Unknown option --bogus/],
+			[['run', 'read_file', '--input', '{}', '--root', '/no/such/dir'], /does not exist/],
+		];
+		for (const [args, message] of cases) {
+			const { code, stderr } = await cli(args);
+			assert.equal(code, 2, args.join(' '));
+			assert.match(stderr, message);
+			assert.match(stderr, /Usage:/);
+		}
+	});
+
+	it('leaves files alone when reading', async () => {
+		await cli(['run', 'read_file', '--root', tree.root, '--input', '{"path":"a.txt"}']);
+		assert.equal(fs.readFileSync(tree.file('a.txt'), 'utf8'), 'alpha\nbeta\n');
+	});
+});

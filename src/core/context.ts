@@ -105,10 +105,15 @@ export interface FileVersion {
 export interface SharedState {
 	/** Absolute path → the version this tool host last read or wrote. */
 	readonly fileVersions: Map<string, FileVersion>;
+	/**
+	 * Absolute path → the tail of the queue of calls working on that file (see withFileLocks in
+	 * mutation.ts): a read-change-write on one file never interleaves with another.
+	 */
+	readonly fileLocks: Map<string, Promise<void>>;
 }
 
 export function createSharedState(): SharedState {
-	return { fileVersions: new Map() };
+	return { fileVersions: new Map(), fileLocks: new Map() };
 }
 
 export type ToolStatus = 'running' | 'done' | 'failed' | 'declined' | 'cancelled';

@@ -36,6 +36,11 @@ export interface Settings {
 	disabledTools: string[];
 	disabledGroups: ToolGroup[];
 	limits: Limits;
+	/**
+	 * Globs the person excluded in VS Code (`files.exclude` and `search.exclude` entries set to
+	 * true); list_dir, find_files and grep skip them unless asked for ignored files.
+	 */
+	searchExcludes: string[];
 }
 
 export const DEFAULT_LIMITS: Limits = {
@@ -62,5 +67,6 @@ export function defaultSettings(): Settings {
 		disabledTools: [],
 		disabledGroups: [],
 		limits: { ...DEFAULT_LIMITS },
+		searchExcludes: [],
 	};
 }

@@ -19,7 +19,21 @@ export function readSettings(scope?: vscode.Uri): Settings {
 		disabledTools: config.get('disabledTools', defaults.disabledTools),
 		disabledGroups: config.get('disabledGroups', defaults.disabledGroups),
 		limits: { ...defaults.limits, ...onlyPositiveNumbers(limits) },
+		searchExcludes: searchExcludes(scope),
 	};
+}
+
+/**
+ * The globs the person hides from the explorer and from search. Only entries set to `true`:
+ * the `{ when: … }` form depends on sibling files, which a glob handed to ripgrep cannot express.
+ */
+function searchExcludes(scope?: vscode.Uri): string[] {
+	const globs = new Set<string>();
+	for (const section of ['files.exclude', 'search.exclude']) {
+		const entries = vscode.workspace.getConfiguration(undefined, scope).get<Record<string, unknown>>(section) ?? {};
+		for (const [glob, value] of Object.entries(entries)) if (value === true && glob.trim() !== '') globs.add(glob);
+	}
+	return [...globs];
 }
 
 /** A hand-edited settings.json can hold anything; a bad limit falls back to the default. */

@@ -1,0 +1,213 @@
+import * as fs from 'node:fs/promises';
+import * as path from 'node:path';
+import type { ToolEvent, ToolStatus } from './context';
+import { truncateText } from './truncate';
+
+/**
+ * The history behind the Activity view: one record per tool call, newest first, bounded, kept in
+ * a JSON file in the workspace's storage so it survives a window reload. A file that cannot be
+ * read is set aside (`.broken-<time>`) and replaced; it never stops the extension from starting.
+ */
+
+export interface ActivityRecord {
+	readonly id: string;
+	readonly tool: string;
+	readonly status: ToolStatus;
+	readonly startedAt: number;
+	readonly mutating: boolean;
+	readonly target?: string;
+	readonly durationMs?: number;
+	readonly bytes?: number;
+	readonly truncated?: boolean;
+	/** The input as pretty JSON, capped. */
+	readonly inputText?: string;
+	/** The result as the model saw it, capped (the registry already caps it). */
+	readonly resultText?: string;
+	readonly error?: { readonly code: string; readonly message: string };
+	readonly filesTouched?: readonly string[];
+}
+
+export const DEFAULT_MAX_RECORDS = 200;
+/** An input (a whole file for write_file) is kept only in part: the view shows, it does not replay. */
+const INPUT_CHARS = 8 * 1024;
+const FORMAT_VERSION = 1;
+const STATUSES: readonly ToolStatus[] = ['running', 'done', 'failed', 'declined', 'cancelled'];
+
+export interface LoadedStore {
+	readonly store: ActivityStore;
+	/** Set when the file could not be used; say it to the person once. */
+	readonly problem?: string;
+}
+
+export class ActivityStore {
+	private list: ActivityRecord[];
+	private readonly listeners = new Set<() => void>();
+	private saveTimer: ReturnType<typeof setTimeout> | undefined;
+	private saving: Promise<void> = Promise.resolve();
+
+	private constructor(readonly file: string, records: ActivityRecord[], readonly max: number, private readonly saveDelayMs: number) {
+		this.list = records.slice(0, max);
+	}
+
+	/** An empty store that never touches the disk (tests, no workspace storage). */
+	static inMemory(max = DEFAULT_MAX_RECORDS): ActivityStore {
+		return new ActivityStore('', [], max, 0);
+	}
+
+	static async load(file: string, options: { max?: number; saveDelayMs?: number; now?: Date } = {}): Promise<LoadedStore> {
+		const max = options.max ?? DEFAULT_MAX_RECORDS;
+		const make = (records: ActivityRecord[]) => new ActivityStore(file, records, max, options.saveDelayMs ?? 500);
+		let text: string;
+		try {
+			text = await fs.readFile(file, 'utf8');
+		} catch (error) {
+			if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { store: make([]) };
+			return { store: make([]), problem: `The activity history (${file}) could not be read (${(error as Error).message}); starting a new one.` };
+		}
+		const parsed = parseRecords(text);
+		if ('problem' in parsed) {
+			const kept = await setAside(file, options.now ?? new Date());
+			return {
+				store: make([]),
+				problem: `The activity history was unreadable (${parsed.problem}) and has been replaced${kept ? `; the old file is kept as ${kept}` : ''}.`,
+			};
+		}
+		const store = make(parsed.records.map(interrupted));
+		const dropped = parsed.dropped ? `${parsed.dropped} unreadable entr${parsed.dropped === 1 ? 'y was' : 'ies were'} dropped from the activity history.` : undefined;
+		return { store, problem: dropped };
+	}
+
+	/** Newest first. */
+	records(): readonly ActivityRecord[] {
+		return this.list;
+	}
+
+	get(id: string): ActivityRecord | undefined {
+		return this.list.find(record => record.id === id);
+	}
+
+	onDidChange(listener: () => void): { dispose(): void } {
+		this.listeners.add(listener);
+		return { dispose: () => this.listeners.delete(listener) };
+	}
+
+	/** Folds a registry event in: a start adds a running row, an end completes it. */
+	record(event: ToolEvent, mutating: boolean): ActivityRecord {
+		const existing = this.list.findIndex(record => record.id === event.id);
+		const previous = existing >= 0 ? this.list[existing] : undefined;
+		const next: ActivityRecord = {
+			...previous,
+			id: event.id,
+			tool: event.tool,
+			status: event.status,
+			startedAt: event.startedAt,
+			mutating,
+			...defined({
+				target: event.target ?? previous?.target,
+				durationMs: event.durationMs,
+				bytes: event.bytes,
+				truncated: event.truncated,
+				inputText: previous?.inputText ?? inputText(event.input),
+				resultText: event.resultText,
+				error: event.error,
+				filesTouched: event.filesTouched,
+			}),
+		};
+		if (previous) this.list[existing] = next;
+		else this.list.unshift(next);
+		if (this.list.length > this.max) this.list.length = this.max;
+		this.changed();
+		return next;
+	}
+
+	clear(): void {
+		this.list = [];
+		this.changed();
+	}
+
+	/** Writes pending changes now (deactivation, tests). */
+	async flush(): Promise<void> {
+		if (this.saveTimer) {
+			clearTimeout(this.saveTimer);
+			this.saveTimer = undefined;
+			this.saving = this.saving.then(() => this.write());
+		}
+		await this.saving;
+	}
+
+	private changed(): void {
+		for (const listener of this.listeners) listener();
+		if (!this.file || this.saveTimer) return;
+		// Bursts of events (a start and its end, parallel calls) become one write.
+		this.saveTimer = setTimeout(() => {
+			this.saveTimer = undefined;
+			this.saving = this.saving.then(() => this.write());
+		}, this.saveDelayMs);
+	}
+
+	private async write(): Promise<void> {
+		const text = JSON.stringify({ version: FORMAT_VERSION, records: this.list });
+		const temp = `${this.file}.${process.pid}.tmp`;
+		try {
+			await fs.mkdir(path.dirname(this.file), { recursive: true });
+			await fs.writeFile(temp, text);
+			await fs.rename(temp, this.file);
+		} catch {
+			// History is a convenience: a full disk must not break tool calls.
+			await fs.rm(temp, { force: true }).catch(() => undefined);
+		}
+	}
+}
+
+type Parsed = { records: ActivityRecord[]; dropped: number } | { problem: string };
+
+export function parseRecords(text: string): Parsed {
+	let data: any;
+	try {
+		data = JSON.parse(text);
+	} catch (error) {
+		return { problem: `not valid JSON: ${(error as Error).message}` };
+	}
+	if (!data || typeof data !== 'object' || !Array.isArray(data.records)) return { problem: 'no "records" list' };
+	if (data.version !== FORMAT_VERSION) return { problem: `unknown format version ${JSON.stringify(data.version)}` };
+	const records = data.records.filter(isRecord);
+	return { records, dropped: data.records.length - records.length };
+}
+
+function isRecord(value: any): value is ActivityRecord {
+	return !!value && typeof value === 'object'
+		&& typeof value.id === 'string' && typeof value.tool === 'string'
+		&& STATUSES.includes(value.status) && typeof value.startedAt === 'number' && typeof value.mutating === 'boolean';
+}
+
+/** A call still running when the window went away will never end. */
+function interrupted(record: ActivityRecord): ActivityRecord {
+	if (record.status !== 'running') return record;
+	return { ...record, status: 'cancelled', error: { code: 'cancelled', message: 'The window closed before this call finished.' } };
+}
+
+async function setAside(file: string, now: Date): Promise<string | undefined> {
+	const kept = `${file}.broken-${now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)}`;
+	try {
+		await fs.rename(file, kept);
+		return path.basename(kept);
+	} catch {
+		await fs.rm(file, { force: true }).catch(() => undefined);
+		return undefined;
+	}
+}
+
+function inputText(input: unknown): string | undefined {
+	if (input === undefined) return undefined;
+	let text: string;
+	try {
+		text = JSON.stringify(input, null, 2) ?? String(input);
+	} catch {
+		text = String(input);
+	}
+	return truncateText(text, { maxBytes: INPUT_CHARS, maxLines: 400, keep: 'head' }).text;
+}
+
+function defined<T extends object>(fields: T): Partial<T> {
+	return Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T>;
+}

@@ -1,0 +1,156 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import { Boundary } from '../../src/core/boundary';
+import {
+	brokenCopyPath, describeProblem, nextTask, parsePlan, planChanges, readPlanFile, renderPlan, serializePlan, withStatus,
+} from '../../src/core/plan';
+import { makeTree } from './helpers';
+
+const PLAN = {
+	version: 1,
+	tasks: [
+		{ title: 'Write the parser', status: 'completed' },
+		{ title: 'Add tests', status: 'in_progress', details: 'unit first\nthen integration' },
+		{ title: 'Update README', status: 'pending' },
+	],
+};
+
+function boundaryFor(root: string) {
+	return Boundary.create({ roots: [{ name: 'ws', path: root }], fileAccess: 'workspace', additionalReadPaths: [], protectedPaths: [] });
+}
+
+describe('plan document', () => {
+	describe('parsePlan', () => {
+		it('reads a valid plan and keeps task order and details', () => {
+			const parsed = parsePlan(JSON.stringify(PLAN));
+			assert.ok('plan' in parsed);
+			assert.deepEqual(parsed.plan.tasks.map(task => task.status), ['completed', 'in_progress', 'pending']);
+			assert.equal(parsed.plan.tasks[1].details, 'unit first\nthen integration');
+		});
+
+		it('treats an empty file as an empty plan', () => {
+			const parsed = parsePlan('  \n');
+			assert.ok('plan' in parsed);
+			assert.equal(parsed.plan.tasks.length, 0);
+		});
+
+		it('tolerates a BOM and unknown top-level fields', () => {
+			const parsed = parsePlan(`\ufeff${JSON.stringify({ ...PLAN, note: 'mine' })}`);
+			assert.ok('plan' in parsed);
+		});
+
+		it('says what is wrong with text that is not JSON', () => {
+			const parsed = parsePlan('{ "tasks": [ ');
+			assert.ok('problem' in parsed);
+			assert.match(parsed.problem, /not valid JSON/);
+		});
+
+		it('names the field of a task that breaks the format', () => {
+			const parsed = parsePlan(JSON.stringify({ tasks: [{ title: 'a', status: 'done' }] }));
+			assert.ok('problem' in parsed);
+			assert.match(parsed.problem, /tasks\[0\]\.status/);
+		});
+
+		it('refuses a top-level array', () => {
+			const parsed = parsePlan('[]');
+			assert.ok('problem' in parsed);
+			assert.match(parsed.problem, /"tasks" array/);
+		});
+	});
+
+	describe('rendering', () => {
+		const plan = { tasks: PLAN.tasks as any };
+
+		it('abridged is exactly one line per task', () => {
+			const text = renderPlan(plan, { abridged: true });
+			assert.deepEqual(text.split('\n'), ['1. [x] Write the parser', '2. [~] Add tests', '3. [ ] Update README']);
+		});
+
+		it('full rendering has a summary and indented details', () => {
+			const text = renderPlan(plan, { display: '.toolbelt/plan.json' });
+			assert.match(text.split('\n')[0], /^Plan \(\.toolbelt\/plan\.json\): 1 of 3 completed, 1 in progress\./);
+			assert.ok(text.includes('2. [~] Add tests\n   unit first\n   then integration\n3. [ ] Update README'));
+		});
+
+		it('keeps a multi-line title on one line in the abridged form', () => {
+			assert.equal(renderPlan({ tasks: [{ title: 'a\n  b', status: 'pending' }] }, { abridged: true }), '1. [ ] a b');
+		});
+
+		it('says how to start when the plan is empty', () => {
+			assert.match(renderPlan({ tasks: [] }), /update_plan/);
+		});
+
+		it('finds the task in progress first, then the first pending one', () => {
+			assert.equal(nextTask(plan)?.number, 2);
+			assert.equal(nextTask(withStatus(plan, 2, 'completed'))?.number, 3);
+			assert.equal(nextTask({ tasks: [{ title: 'x', status: 'completed' }] }), undefined);
+		});
+	});
+
+	describe('the file', () => {
+		it('reads a missing file as an empty plan', async () => {
+			const tree = makeTree();
+			try {
+				const state = await readPlanFile(await boundaryFor(tree.root), '.toolbelt/plan.json');
+				assert.equal(state.exists, false);
+				assert.equal(state.plan.tasks.length, 0);
+				assert.equal(state.problem, undefined);
+				assert.equal(state.display, '.toolbelt/plan.json');
+			} finally {
+				tree.cleanup();
+			}
+		});
+
+		it('reads a valid file with its version for the stale-write check', async () => {
+			const tree = makeTree({ '.toolbelt/plan.json': JSON.stringify(PLAN) });
+			try {
+				const state = await readPlanFile(await boundaryFor(tree.root), '.toolbelt/plan.json');
+				assert.equal(state.plan.tasks.length, 3);
+				assert.equal(state.version?.size, fs.statSync(tree.file('.toolbelt/plan.json')).size);
+			} finally {
+				tree.cleanup();
+			}
+		});
+
+		it('reports a broken file without throwing and plans to keep it aside when replaced', async () => {
+			const tree = makeTree({ '.toolbelt/plan.json': '{broken' });
+			try {
+				const boundary = await boundaryFor(tree.root);
+				const state = await readPlanFile(boundary, '.toolbelt/plan.json');
+				assert.ok(state.problem);
+				assert.equal(state.plan.tasks.length, 0);
+				assert.match(describeProblem(state), /could not be read: it is not valid JSON.*plan\.json\.broken-<time>/);
+				const now = new Date('2024-01-31T12:05:01Z');
+				const changes = planChanges(state, { tasks: [{ title: 'new', status: 'pending' }] }, abs => boundary.display(abs), now);
+				assert.equal(changes.length, 2);
+				assert.equal(changes[0].path, brokenCopyPath(tree.file('.toolbelt/plan.json'), now));
+				assert.equal(changes[0].displayPath, '.toolbelt/plan.json.broken-20240131-120501');
+				assert.equal(changes[0].before, null);
+				assert.equal(Buffer.from(changes[0].after!).toString(), '{broken');
+				const written = parsePlan(Buffer.from(changes[1].after!).toString());
+				assert.ok('plan' in written);
+				assert.equal(written.plan.tasks[0].title, 'new');
+			} finally {
+				tree.cleanup();
+			}
+		});
+
+		it('refuses a plan file setting that leaves the workspace', async () => {
+			const tree = makeTree();
+			try {
+				await assert.rejects(readPlanFile(await boundaryFor(tree.root), '../plan.json'), /escapes_workspace/);
+			} finally {
+				tree.cleanup();
+			}
+		});
+
+		it('writes stable JSON that reads back the same', () => {
+			const text = serializePlan({ tasks: PLAN.tasks as any }, new Date('2024-01-01T00:00:00Z'));
+			assert.ok(text.endsWith('\n'));
+			const parsed = parsePlan(text);
+			assert.ok('plan' in parsed);
+			assert.deepEqual(parsed.plan.tasks, PLAN.tasks);
+			assert.equal(parsed.plan.updatedAt, '2024-01-01T00:00:00.000Z');
+		});
+	});
+});

@@ -1,4 +1,5 @@
 import type { Boundary } from './boundary';
+import { SessionManager } from './sessions';
 import type { Limits, Settings } from './settings';
 
 /**
@@ -110,10 +111,12 @@ export interface SharedState {
 	 * mutation.ts): a read-change-write on one file never interleaves with another.
 	 */
 	readonly fileLocks: Map<string, Promise<void>>;
+	/** Interactive sessions (exec_command, write_stdin, …); the VS Code layer mirrors them in terminals. */
+	readonly sessions?: SessionManager;
 }
 
 export function createSharedState(): SharedState {
-	return { fileVersions: new Map(), fileLocks: new Map() };
+	return { fileVersions: new Map(), fileLocks: new Map(), sessions: new SessionManager() };
 }
 
 export type ToolStatus = 'running' | 'done' | 'failed' | 'declined' | 'cancelled';

@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Boundary, WorkspaceRoot } from './boundary';
 import { ApprovalRequest, createSharedState, FileChange, Host, SharedState } from './context';
+import { commandLogDir } from './process';
 import { defaultSettings, Settings } from './settings';
 
 export interface NodeHostOptions {
@@ -46,15 +47,17 @@ export function createNodeEnvironment(options: NodeEnvironmentOptions) {
 		if (!fs.existsSync(root.path)) throw new Error(`Workspace folder ${root.path} does not exist.`);
 	}
 	const state: SharedState = createSharedState();
+	const host = createNodeHost(options);
 	let boundary: Promise<Boundary> | undefined;
 	return {
-		host: createNodeHost(options),
+		host,
 		state,
 		settings: () => settings,
 		boundary: () => (boundary ??= Boundary.create({
 			roots,
 			fileAccess: settings.fileAccess,
-			additionalReadPaths: settings.additionalReadPaths,
+			// Command logs are outside the workspace; read_file pages them.
+			additionalReadPaths: [...settings.additionalReadPaths, commandLogDir(host.storageDir)],
 			protectedPaths: settings.protectedPaths,
 		})),
 	};

@@ -1,9 +1,19 @@
+import { execCommandTool } from './execCommand';
+import { killSessionTool } from './killSession';
+import { listSessionsTool } from './listSessions';
 import { readFileTool } from './readFile';
+import { runCommandTool } from './runCommand';
+import { writeStdinTool } from './writeStdin';
 import type { ToolDefinition } from './tool';
 
 /** Every tool Toolbelt offers, in the order people see them. */
 export const ALL_TOOLS: readonly ToolDefinition<any>[] = [
 	readFileTool,
+	runCommandTool,
+	execCommandTool,
+	writeStdinTool,
+	listSessionsTool,
+	killSessionTool,
 ];
 
 export { ToolRegistry } from './registry';

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { Boundary, WorkspaceRoot } from '../core/boundary';
 import { createSharedState, Host } from '../core/context';
+import { commandLogDir } from '../core/process';
 import type { ToolEnvironment } from '../tools/registry';
 import { readSettings, SECTION } from './settings';
 
@@ -19,7 +20,7 @@ export function createVscodeEnvironment(host: Host, subscriptions: vscode.Dispos
 		host,
 		state: createSharedState(),
 		settings: () => readSettings(),
-		boundary: () => (boundary ??= buildBoundary()),
+		boundary: () => (boundary ??= buildBoundary(host)),
 	};
 }
 
@@ -29,12 +30,13 @@ function workspaceRoots(): WorkspaceRoot[] {
 		.map(folder => ({ name: folder.name, path: folder.uri.fsPath }));
 }
 
-function buildBoundary(): Promise<Boundary> {
+function buildBoundary(host: Host): Promise<Boundary> {
 	const settings = readSettings();
 	return Boundary.create({
 		roots: workspaceRoots(),
 		fileAccess: settings.fileAccess,
-		additionalReadPaths: settings.additionalReadPaths,
+		// Command logs live in the extension's storage; read_file pages them.
+		additionalReadPaths: [...settings.additionalReadPaths, commandLogDir(host.storageDir)],
 		protectedPaths: settings.protectedPaths,
 	});
 }

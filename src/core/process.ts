@@ -1,0 +1,425 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { looksBinary } from './files';
+import { HeadTailBuffer } from './truncate';
+
+/**
+ * The command runner behind run_command. What it guarantees, because agents in editors are known
+ * for the opposite (hanging, losing output, leaving processes behind):
+ * - the command runs in its own process group (its own session, in fact), so a timeout or a cancel
+ *   reaches every process it started: SIGTERM to the group, SIGKILL after a grace period;
+ * - stdin is a pipe that gets the given text and is closed, never the extension host's stdin;
+ * - the call finishes when the shell exits plus a short drain, even when a background process it
+ *   left behind keeps the output pipes open;
+ * - each stream is kept in a bounded head/tail buffer, and written whole to a log file (with
+ *   backpressure), so a command printing gigabytes costs bounded memory.
+ *
+ * Shell: `bash -o pipefail -c` on Linux and macOS (`/bin/sh -c` where there is no bash). On Windows
+ * `pwsh -NoProfile -NonInteractive -Command` when PowerShell 7 is on PATH, else `%ComSpec% /d /s /c`
+ * (cmd.exe); the tree is stopped with `taskkill /T /F` there, since Windows has no process groups
+ * that a signal reaches.
+ */
+
+export const DEFAULT_TIMEOUT_MS = 120_000;
+export const MAX_TIMEOUT_MS = 600_000;
+/** SIGTERM first; what is still alive this long after gets SIGKILL. */
+export const KILL_GRACE_MS = 2_000;
+/** After the shell exits, how long output may still arrive before the pipes are let go. */
+export const DRAIN_MS = 250;
+/** A log file stops growing here (the buffers still see everything). */
+export const LOG_CAP_BYTES = 1024 * 1024 * 1024;
+/** How much of the start of a stream decides whether it is binary. */
+const SNIFF_BYTES = 8192;
+
+/** Set for every command: no pagers waiting for a key, no colour codes, no terminal tricks. */
+export const COMMAND_ENV: Readonly<Record<string, string>> = { PAGER: 'cat', GIT_PAGER: 'cat', NO_COLOR: '1', TERM: 'dumb' };
+
+export interface ShellInvocation {
+	readonly file: string;
+	readonly args: string[];
+	/** cmd.exe parses its own command line; Node must not quote it again. */
+	readonly windowsVerbatimArguments?: boolean;
+}
+
+let posixShell: { file: string; pipefail: boolean } | undefined;
+
+/** The shell a command string runs in on this platform (see the module comment). */
+export function shellInvocation(command: string, platform: NodeJS.Platform = process.platform, env: NodeJS.ProcessEnv = process.env): ShellInvocation {
+	if (platform === 'win32') {
+		const pwsh = findOnPath('pwsh.exe', env);
+		if (pwsh) return { file: pwsh, args: ['-NoLogo', '-NoProfile', '-NonInteractive', '-Command', command] };
+		return { file: env.ComSpec || 'cmd.exe', args: ['/d', '/s', '/c', `"${command}"`], windowsVerbatimArguments: true };
+	}
+	posixShell ??= fs.existsSync('/bin/bash') ? { file: '/bin/bash', pipefail: true }
+		: findOnPath('bash', env) ? { file: findOnPath('bash', env)!, pipefail: true } : { file: '/bin/sh', pipefail: false };
+	return { file: posixShell.file, args: posixShell.pipefail ? ['-o', 'pipefail', '-c', command] : ['-c', command] };
+}
+
+function findOnPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
+	const dirs = (env.PATH ?? env.Path ?? '').split(path.delimiter).filter(Boolean);
+	for (const dir of dirs) {
+		const candidate = path.join(dir, name);
+		if (fs.existsSync(candidate)) return candidate;
+	}
+	return undefined;
+}
+
+/**
+ * The environment of a command: ours, then COMMAND_ENV, then what the caller asked for (which wins).
+ * ELECTRON_RUN_AS_NODE is dropped: inherited from the extension host it would turn any Electron
+ * program the command starts (VS Code's own `code` included) into plain Node.
+ */
+export function commandEnv(extra: Readonly<Record<string, string>> = {}, overrides: Readonly<Record<string, string>> = COMMAND_ENV, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+	const env: NodeJS.ProcessEnv = { ...base, ...overrides, ...extra };
+	delete env.ELECTRON_RUN_AS_NODE;
+	return env;
+}
+
+/** Sends a signal to a whole process group (a tree on Windows). False when nothing was there. */
+export function signalGroup(pid: number, signal: NodeJS.Signals): boolean {
+	// kill(-1) would signal every process we may signal, kill(0) our own group: never.
+	if (!Number.isInteger(pid) || pid <= 1) return false;
+	if (process.platform === 'win32') {
+		if (signal === 'SIGKILL' || signal === 'SIGTERM') {
+			spawn('taskkill', ['/pid', String(pid), '/T', '/F'], { stdio: 'ignore', windowsHide: true }).on('error', () => undefined);
+			return true;
+		}
+		return trySignal(pid, signal);
+	}
+	return trySignal(-pid, signal);
+}
+
+function trySignal(pid: number, signal: NodeJS.Signals | 0): boolean {
+	try {
+		process.kill(pid, signal);
+		return true;
+	} catch {
+		return false;
+	}
+}
+
+/**
+ * Whether any process of the group is still running. kill(-pgid, 0) also succeeds for zombies, and
+ * where PID 1 does not reap orphans (some containers) a dead background job stays a zombie for
+ * good; on Linux the group's members are therefore looked up in /proc when the cheap check says yes.
+ */
+export function groupAlive(pgid: number): boolean {
+	if (!Number.isInteger(pgid) || pgid <= 1) return false;
+	if (!trySignal(process.platform === 'win32' ? pgid : -pgid, 0)) return false;
+	if (process.platform !== 'linux') return true;
+	return livingMembers(pgid).length > 0;
+}
+
+/** Pids of the group's members that are not zombies, from /proc (Linux only). */
+export function livingMembers(pgid: number): number[] {
+	let entries: string[];
+	try {
+		entries = fs.readdirSync('/proc');
+	} catch {
+		return [pgid];
+	}
+	const members: number[] = [];
+	for (const entry of entries) {
+		if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue;
+		const stat = procStat(Number(entry));
+		if (stat && stat.pgrp === pgid && stat.state !== 'Z' && stat.state !== 'X') members.push(Number(entry));
+	}
+	return members;
+}
+
+/** State, parent and process group of a pid from /proc/<pid>/stat; undefined when it is gone. */
+export function procStat(pid: number): { state: string; ppid: number; pgrp: number } | undefined {
+	let text: string;
+	try {
+		text = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+	} catch {
+		return undefined;
+	}
+	// The command name is in parentheses and may itself hold spaces or parentheses.
+	const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+	return { state: fields[0], ppid: Number(fields[1]), pgrp: Number(fields[2]) };
+}
+
+/**
+ * SIGTERM (or the `first` signals) to the group, then SIGKILL to whatever is left after `graceMs`.
+ * Resolves once the group is gone (or, for processes that cannot die, shortly after the SIGKILL).
+ */
+export async function terminateGroup(pgid: number, graceMs = KILL_GRACE_MS, first: NodeJS.Signals[] = ['SIGTERM']): Promise<void> {
+	if (!first.map(signal => signalGroup(pgid, signal)).some(Boolean)) return;
+	// A stopped process (ctrl-Z, SIGTTIN) never acts on SIGTERM until it is continued.
+	signalGroup(pgid, 'SIGCONT');
+	if (await waitUntilGone(pgid, graceMs)) return;
+	signalGroup(pgid, 'SIGKILL');
+	await waitUntilGone(pgid, 1_000);
+}
+
+async function waitUntilGone(pgid: number, ms: number): Promise<boolean> {
+	const deadline = Date.now() + ms;
+	for (let pause = 5; ; pause = Math.min(pause * 2, 50)) {
+		if (!groupAlive(pgid)) return true;
+		if (Date.now() >= deadline) return false;
+		await delay(Math.min(pause, Math.max(1, deadline - Date.now())));
+	}
+}
+
+function delay(ms: number): Promise<void> {
+	return new Promise(resolve => setTimeout(resolve, ms));
+}
+
+export interface RunOptions {
+	command: string;
+	/** Absolute; checked by the caller (inside the workspace, a directory). */
+	cwd: string;
+	timeoutMs?: number;
+	/** Written to the command's stdin, which is then closed. Without it stdin is empty. */
+	stdin?: string;
+	/** Extra variables; they win over ours. */
+	env?: Readonly<Record<string, string>>;
+	signal?: AbortSignal;
+	/** Cap of each stream's buffer (head quarter, tail three quarters). */
+	maxOutputBytes: number;
+	/** When set, each stream is written whole to `<logDir>/<name>.stdout.log` / `.stderr.log`. */
+	logDir?: string;
+	graceMs?: number;
+	drainMs?: number;
+}
+
+export interface StreamCapture {
+	readonly buffer: HeadTailBuffer;
+	/** NUL bytes or many control characters in the first 8 KB. */
+	readonly binary: boolean;
+	/** The log holding the whole stream; undefined when nothing was printed or no logDir. */
+	readonly logPath?: string;
+	/** The log stopped at LOG_CAP_BYTES. */
+	readonly logCut: boolean;
+	/** Writing the log failed (disk full, …): the buffer still holds the head and tail. */
+	readonly logError?: string;
+}
+
+export type RunEnd = 'exit' | 'timeout' | 'cancelled';
+
+export interface RunResult {
+	readonly end: RunEnd;
+	/** The shell's exit code; null when it was ended by a signal. */
+	readonly exitCode: number | null;
+	readonly signal: NodeJS.Signals | null;
+	readonly durationMs: number;
+	readonly stdout: StreamCapture;
+	readonly stderr: StreamCapture;
+	/** The process group (= the shell's pid on POSIX). */
+	readonly pid: number | undefined;
+	/**
+	 * Background processes the command started were still running when it finished normally, and
+	 * were left running (a server started with `&`). After a timeout or cancel this is never true.
+	 */
+	readonly leftRunning: boolean;
+	/** Such a process still held the output pipes after the drain: we stopped reading them. */
+	readonly pipesHeld: boolean;
+}
+
+/** Thrown when the shell itself cannot be started (not when the command is not found: that is exit 127). */
+export class SpawnError extends Error {
+	constructor(readonly code: string | undefined, message: string) {
+		super(message);
+		this.name = 'SpawnError';
+	}
+}
+
+/** Runs one command to completion (see the module comment). Never throws for the command's own failure. */
+export async function runProcess(options: RunOptions): Promise<RunResult> {
+	const started = Date.now();
+	const shell = shellInvocation(options.command);
+	const logBase = options.logDir ? path.join(options.logDir, logName(started)) : undefined;
+	if (options.logDir) await fs.promises.mkdir(options.logDir, { recursive: true });
+	const child = spawn(shell.file, shell.args, {
+		cwd: options.cwd,
+		env: commandEnv(options.env),
+		stdio: ['pipe', 'pipe', 'pipe'],
+		// A new session and process group on POSIX: signals reach the whole tree, and the command has
+		// no controlling terminal, so a password prompt on /dev/tty fails instead of hanging.
+		detached: process.platform !== 'win32',
+		windowsHide: true,
+		windowsVerbatimArguments: shell.windowsVerbatimArguments,
+	});
+	const stdout = new StreamSink(child.stdout!, options.maxOutputBytes, logBase && `${logBase}.stdout.log`);
+	const stderr = new StreamSink(child.stderr!, options.maxOutputBytes, logBase && `${logBase}.stderr.log`);
+	feedStdin(child, options.stdin);
+	try {
+		const outcome = await supervise(child, options, [stdout, stderr]);
+		const [out, err] = await Promise.all([stdout.finish(), stderr.finish()]);
+		return { ...outcome, durationMs: Date.now() - started, stdout: out, stderr: err, pid: child.pid };
+	} finally {
+		stdout.release();
+		stderr.release();
+	}
+}
+
+function feedStdin(child: ChildProcess, text: string | undefined): void {
+	const stdin = child.stdin!;
+	// The command may exit without reading its input: that EPIPE is not our failure.
+	stdin.on('error', () => undefined);
+	if (text) stdin.end(text);
+	else stdin.end();
+}
+
+type Outcome = Pick<RunResult, 'end' | 'exitCode' | 'signal' | 'leftRunning' | 'pipesHeld'>;
+
+/** Waits for the shell to exit (or the timeout, or the cancel), then for the drain. */
+function supervise(child: ChildProcess, options: RunOptions, sinks: StreamSink[]): Promise<Outcome> {
+	const timeoutMs = Math.min(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS);
+	const graceMs = options.graceMs ?? KILL_GRACE_MS;
+	const drainMs = options.drainMs ?? DRAIN_MS;
+	return new Promise<Outcome>((resolve, reject) => {
+		let end: RunEnd = 'exit';
+		let stopping: Promise<void> | undefined;
+		const stop = (why: RunEnd) => {
+			if (stopping || child.pid === undefined) return;
+			end = why;
+			stopping = terminateGroup(child.pid, graceMs);
+		};
+		const timer = setTimeout(() => stop('timeout'), timeoutMs);
+		const onAbort = () => stop('cancelled');
+		options.signal?.addEventListener('abort', onAbort, { once: true });
+		if (options.signal?.aborted) onAbort();
+		const cleanup = () => {
+			clearTimeout(timer);
+			options.signal?.removeEventListener('abort', onAbort);
+		};
+		child.once('error', error => {
+			cleanup();
+			const code = (error as NodeJS.ErrnoException).code;
+			reject(new SpawnError(code, `The shell could not be started (${code ?? error.message}).`));
+		});
+		child.once('exit', (exitCode, signal) => {
+			cleanup();
+			void (async () => {
+				const drained = await Promise.race([Promise.all(sinks.map(sink => sink.closed)).then(() => true), delay(drainMs).then(() => false)]);
+				if (stopping) await stopping;
+				const pid = child.pid!;
+				// On a timeout or cancel the whole group is gone by now; after a normal exit, what is
+				// left was started in the background on purpose and keeps running.
+				const leftRunning = !stopping && groupAlive(pid);
+				resolve({ end, exitCode, signal, leftRunning, pipesHeld: !drained });
+			})();
+		});
+	});
+}
+
+/** One output stream: bounded buffer, binary sniffing, log file with backpressure. */
+class StreamSink {
+	readonly buffer: HeadTailBuffer;
+	readonly closed: Promise<void>;
+	private sniffed = Buffer.alloc(0);
+	private binary: boolean | undefined;
+	private log: fs.WriteStream | undefined;
+	private logBytes = 0;
+	private logCut = false;
+	private logError: string | undefined;
+
+	constructor(private readonly stream: NodeJS.ReadableStream & { destroy(): void }, maxBytes: number, private readonly logPath: string | undefined) {
+		this.buffer = new HeadTailBuffer(maxBytes, 0.25);
+		this.closed = new Promise(resolve => {
+			stream.once('close', resolve);
+			stream.once('end', resolve);
+		});
+		stream.on('data', (chunk: Buffer) => this.push(chunk));
+		stream.on('error', () => undefined);
+	}
+
+	private push(chunk: Buffer): void {
+		this.buffer.push(chunk);
+		if (this.binary === undefined) this.sniff(chunk);
+		this.writeLog(chunk);
+	}
+
+	private sniff(chunk: Buffer): void {
+		this.sniffed = Buffer.concat([this.sniffed, chunk.subarray(0, SNIFF_BYTES - this.sniffed.length)]);
+		if (this.sniffed.length >= SNIFF_BYTES) this.binary = looksBinary(this.sniffed);
+	}
+
+	private writeLog(chunk: Buffer): void {
+		if (!this.logPath || this.logError !== undefined) return;
+		if (this.logBytes >= LOG_CAP_BYTES) {
+			this.logCut = true;
+			return;
+		}
+		if (!this.log) {
+			this.log = fs.createWriteStream(this.logPath, { highWaterMark: 256 * 1024 });
+			this.log.on('error', error => {
+				this.logError = error.message;
+				this.stream.resume();
+			});
+		}
+		const room = LOG_CAP_BYTES - this.logBytes;
+		const piece = chunk.length > room ? chunk.subarray(0, room) : chunk;
+		this.logBytes += piece.length;
+		// Backpressure: a command can print faster than the disk takes it; waiting costs no memory.
+		if (!this.log.write(piece)) {
+			this.stream.pause();
+			this.log.once('drain', () => this.stream.resume());
+		}
+	}
+
+	async finish(): Promise<StreamCapture> {
+		const log = this.log;
+		if (log) {
+			await new Promise<void>(resolve => {
+				log.once('error', () => resolve());
+				log.end(() => resolve());
+			});
+		}
+		return {
+			buffer: this.buffer,
+			binary: this.binary ?? looksBinary(this.sniffed),
+			logPath: log && this.logError === undefined ? this.logPath : undefined,
+			logCut: this.logCut,
+			logError: this.logError,
+		};
+	}
+
+	/** Stops reading: a background process may hold the pipe open for hours. */
+	release(): void {
+		this.stream.removeAllListeners('data');
+		this.stream.destroy();
+	}
+}
+
+let logSequence = 0;
+
+/** Sortable, unique within this process: `20261121-093001-123-7`. */
+function logName(now: number): string {
+	const iso = new Date(now).toISOString().replace(/[-:]/g, '').replace('T', '-').replace('.', '-').replace('Z', '');
+	return `${iso}-${process.pid}-${++logSequence}`;
+}
+
+/**
+ * `<storageDir>/commands`, where command logs go. Created here (best effort) because the boundary
+ * resolves its read-only roots once, when it is built: a folder that exists then is recognised by
+ * its real path too (macOS's /tmp is a symlink).
+ */
+export function commandLogDir(storageDir: string): string {
+	const dir = path.join(storageDir, 'commands');
+	try {
+		fs.mkdirSync(dir, { recursive: true });
+	} catch {
+		// Read-only storage: commands still run, without logs the model could page.
+	}
+	return dir;
+}
+
+/** Keeps the newest `keep` files of a log folder; best effort (another window may be pruning too). */
+export async function pruneLogs(dir: string, keep: number): Promise<number> {
+	let names: string[];
+	try {
+		names = (await fs.promises.readdir(dir)).filter(name => name.endsWith('.log'));
+	} catch {
+		return 0;
+	}
+	if (names.length <= keep) return 0;
+	const stats = await Promise.all(names.map(async name => ({ name, mtime: await fs.promises.stat(path.join(dir, name)).then(s => s.mtimeMs, () => 0) })));
+	stats.sort((a, b) => b.mtime - a.mtime || b.name.localeCompare(a.name));
+	const doomed = stats.slice(keep);
+	await Promise.all(doomed.map(entry => fs.promises.rm(path.join(dir, entry.name), { force: true })));
+	return doomed.length;
+}

@@ -1,0 +1,89 @@
+import * as fs from 'node:fs';
+import type { ToolContext } from '../core/context';
+import { BoundaryError, fromNodeError, ToolError } from '../core/errors';
+import type { Session, SessionManager } from '../core/sessions';
+import { formatCount } from '../core/truncate';
+
+/** What run_command, exec_command and write_stdin share: where commands run, how times read. */
+
+export interface CommandDir {
+	readonly absolute: string;
+	readonly display: string;
+}
+
+/**
+ * The folder a command runs in: through the boundary, a directory, inside a workspace folder (a
+ * read-only extra root is not enough: a command can write where it runs).
+ */
+export async function resolveCommandDir(input: string | undefined, ctx: ToolContext): Promise<CommandDir> {
+	const target = await ctx.boundary.resolve(input ?? '.', 'read').catch(error => {
+		// The boundary's own wording mentions read-only folders, which are no place to run a command.
+		if (error instanceof BoundaryError && (error.rule === 'outside_workspace' || error.rule === 'escapes_workspace')) throw outside(input!, error.rule, ctx);
+		throw error;
+	});
+	if (!target.root && ctx.settings.fileAccess !== 'unrestricted') throw outside(target.input, 'outside_workspace', ctx);
+	let stat: fs.Stats;
+	try {
+		stat = await fs.promises.stat(target.absolute);
+	} catch (error) {
+		throw fromNodeError(error, target.display);
+	}
+	if (!stat.isDirectory()) {
+		throw new ToolError('not_directory', `cwd ${target.display} is a file, not a folder. Give the folder to run the command in (for example its parent).`);
+	}
+	return { absolute: target.absolute, display: target.display };
+}
+
+function outside(input: string, rule: 'outside_workspace' | 'escapes_workspace', ctx: ToolContext): BoundaryError {
+	const folders = ctx.boundary.roots.map(root => root.path).join(', ');
+	return new BoundaryError(rule, input, `cwd ${JSON.stringify(input)} is outside the workspace (rule: ${rule}). Commands run only inside the workspace folder${ctx.boundary.roots.length > 1 ? 's' : ''} ${folders}: give a workspace-relative folder such as "." or "src".`);
+}
+
+/** `0.4 s`, `12 s`, `2 min 5 s`. */
+export function formatDuration(ms: number): string {
+	if (ms < 10_000) return `${(Math.round(ms / 100) / 10).toFixed(1)} s`;
+	if (ms < 60_000) return `${Math.round(ms / 1000)} s`;
+	const minutes = Math.floor(ms / 60_000);
+	const seconds = Math.round((ms % 60_000) / 1000);
+	return seconds ? `${minutes} min ${seconds} s` : `${minutes} min`;
+}
+
+/** A command on one line for headers and titles: newlines shown, long ones cut. */
+export function oneLine(command: string, max = 80): string {
+	const flat = command.replace(/\s*\n\s*/g, ' ⏎ ').trim();
+	return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+export function sessionsOf(ctx: ToolContext): SessionManager {
+	const sessions = ctx.state.sessions;
+	if (!sessions) throw new ToolError('io', 'Interactive sessions are not available in this host. Use run_command instead.');
+	return sessions;
+}
+
+/** The session a call names, or an error that lists the live ones. */
+export function findSession(sessions: SessionManager, id: number): Session {
+	const session = sessions.get(id);
+	if (session) return session;
+	const live = sessions.live();
+	const list = live.length
+		? `Live sessions: ${live.map(s => `${s.id} (\`${oneLine(s.command, 40)}\`)`).join(', ')}.`
+		: 'No session is running now.';
+	const why = sessions.issued(id)
+		? `Session ${id} ended a while ago and is no longer remembered.`
+		: `There is no session ${formatCount(id)}.`;
+	throw new ToolError('unknown_session', `${why} ${list} Use list_sessions to see them, or start one with exec_command.`);
+}
+
+/** How a session's program ended, in a few words. */
+export function describeEnd(session: Session): string {
+	const exit = session.exit;
+	if (!exit) return 'still running';
+	const by = session.stopReason ? ` (${session.stopReason === 'pruned' ? 'stopped to make room for a new session' : session.stopReason})` : '';
+	if (exit.signal) return `ended by ${exit.signal}${by}`;
+	return `exited with code ${exit.exitCode}${by}`;
+}
+
+/** Control characters made visible, for confirmations and progress lines. */
+export function visibleChars(chars: string): string {
+	return JSON.stringify(chars).slice(1, -1);
+}

@@ -1,0 +1,94 @@
+import { Type } from '@sinclair/typebox';
+import type { ToolContext } from '../core/context';
+import { CancelledError, ToolError } from '../core/errors';
+import { textResult, ToolResult } from '../core/result';
+import { MAX_LIVE_SESSIONS, Session } from '../core/sessions';
+import { formatCount, TruncationInfo } from '../core/truncate';
+import { describeEnd, formatDuration, oneLine, resolveCommandDir, sessionsOf } from './commandSupport';
+import { defineTool } from './tool';
+
+export const DEFAULT_EXEC_YIELD_MS = 10_000;
+/** Longest a single call waits; the session itself lives on. */
+export const MAX_YIELD_MS = 300_000;
+const MAX_SESSION_OUTPUT = 1024 * 1024;
+
+const schema = Type.Object({
+	command: Type.String({ minLength: 1, description: 'The program or command line to start, e.g. "python3", "bash -i", "npm run dev".' }),
+	cwd: Type.Optional(Type.String({ minLength: 1, description: 'Folder to run in, workspace-relative (default: the workspace folder, ".").' })),
+	tty: Type.Optional(Type.Boolean({ description: 'Run on a pseudo-terminal, so the program sees a TTY: prompts, REPLs, line editing (default true). false uses plain pipes.' })),
+	yieldMs: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_YIELD_MS, description: `How long to wait for output before returning, in ms (default ${DEFAULT_EXEC_YIELD_MS}); returns at once when the program exits.` })),
+	maxOutputBytes: Type.Optional(Type.Integer({ minimum: 256, maximum: MAX_SESSION_OUTPUT, description: 'Most bytes of output returned per call, first quarter and last three quarters kept (default 65536).' })),
+}, { additionalProperties: false });
+
+type Input = typeof schema.static;
+
+export const execCommandTool = defineTool({
+	name: 'exec_command',
+	referenceName: 'tbExec',
+	displayName: 'Start Interactive Session',
+	group: 'commands',
+	mutating: true,
+	icon: 'terminal-bash',
+	tags: ['commands', 'shell', 'terminal', 'interactive'],
+	userDescription: 'Start a program in an interactive session (a real terminal) that can be sent input later; the person can watch it in a terminal.',
+	modelDescription: [
+		'Start an interactive program (a REPL, a shell, a server, a watcher, a command that asks questions) in a session on a real pseudo-terminal (`tty`: true, default) or on pipes.',
+		`Waits up to yieldMs (default ${DEFAULT_EXEC_YIELD_MS / 1000} s) or until the program exits, then returns the output so far (escape codes removed; at most 64 KB per call, head and tail kept) and, while it runs, its sessionId.`,
+		'Continue with write_stdin (send keys, including "\\u0003" for Ctrl-C, or empty chars to read new output), see sessions with list_sessions, stop one with kill_session.',
+		`At most ${MAX_LIVE_SESSIONS} live sessions: starting another stops the one idle longest. When the program exits, what it left in the background is stopped. For a command that simply runs to completion, prefer run_command.`,
+	].join(' '),
+	schema,
+	describe: input => `Starting \`${oneLine(input.command, 60)}\``,
+	run,
+});
+
+async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
+	const sessions = sessionsOf(ctx);
+	const dir = await resolveCommandDir(input.cwd, ctx);
+	const tty = input.tty ?? true;
+	await ctx.approve({ kind: 'command', title: 'Starting an interactive session', command: input.command, cwd: dir.absolute });
+	const maxOutputBytes = input.maxOutputBytes ?? ctx.limits.commandBytes;
+	let started: { session: Session; pruned?: Session };
+	try {
+		started = sessions.start({ command: input.command, cwd: dir.absolute, displayCwd: dir.display, tty, maxOutputBytes });
+	} catch (error) {
+		throw new ToolError('command_failed', `The session could not be started: ${(error as Error).message}. ${tty ? 'Try tty: false, or run_command.' : 'Try run_command.'}`);
+	}
+	const { session, pruned } = started;
+	await session.waitForExit(input.yieldMs ?? DEFAULT_EXEC_YIELD_MS, ctx.signal);
+	if (ctx.signal.aborted) {
+		// The person cancelled the call that started it: the session goes too.
+		await session.kill('cancelled');
+		throw new CancelledError('Starting the session');
+	}
+	ctx.note({ target: oneLine(input.command, 60) });
+	return sessionResult(session, `Session ${session.id}: \`${oneLine(input.command)}\` in ${dir.display} (${tty ? 'pty' : 'pipes'}, pid ${session.pid}).`, pruned);
+}
+
+/** The reply of exec_command and write_stdin: a header, the new output, and what to do next. */
+export function sessionResult(session: Session, header: string, pruned?: Session): ToolResult {
+	const lines = [header];
+	if (pruned) {
+		lines.push(`Note: session ${pruned.id} (\`${oneLine(pruned.command, 40)}\`) was stopped to stay within ${MAX_LIVE_SESSIONS} live sessions; it was the one idle longest.`);
+	}
+	const { text, info } = session.read(droppedHint);
+	lines.push(text.trim() === '' ? '(no new output)' : text.replace(/\n+$/, ''));
+	const ran = formatDuration((session.endedAt ?? Date.now()) - session.startedAt);
+	lines.push(session.alive
+		? `Still running (${ran}). Send input with write_stdin sessionId=${session.id} (chars "\\u0003" interrupts; empty chars just reads new output); stop it with kill_session.`
+		: `Session ${session.id} ${describeEnd(session)} after ${ran}.`);
+	return textResult(lines.join('\n'), {
+		truncated: info.truncated,
+		bytesOmitted: info.bytesOmitted,
+		linesOmitted: info.linesOmitted,
+		sessionId: session.id,
+		alive: session.alive,
+		pid: session.pid,
+		exitCode: session.exit?.exitCode ?? null,
+		signal: session.exit?.signal ?? null,
+	});
+}
+
+function droppedHint(info: TruncationInfo): string {
+	return `the session printed ${formatCount(info.totalBytes)} bytes since the last read; read more often (write_stdin with empty chars and a short yieldMs), or redirect bulky output to a file`;
+}

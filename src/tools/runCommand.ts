@@ -1,0 +1,169 @@
+import { Type } from '@sinclair/typebox';
+import type { ToolContext } from '../core/context';
+import { CancelledError, ToolError } from '../core/errors';
+import {
+	commandLogDir, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, pruneLogs, RunResult, runProcess, SpawnError, StreamCapture,
+} from '../core/process';
+import { textResult, ToolResult } from '../core/result';
+import { cleanTerminalText } from '../core/ansi';
+import { formatBytes, formatCount } from '../core/truncate';
+import { formatDuration, oneLine, resolveCommandDir } from './commandSupport';
+import { defineTool } from './tool';
+
+const schema = Type.Object({
+	command: Type.String({ minLength: 1, description: 'The command line, run by `bash -o pipefail -c` (pwsh or cmd on Windows). Pipes, `&&` and redirections work.' }),
+	cwd: Type.Optional(Type.String({ minLength: 1, description: 'Folder to run in, workspace-relative (default: the workspace folder, ".").' })),
+	timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TIMEOUT_MS, description: `Milliseconds before the command and everything it started are stopped (default ${DEFAULT_TIMEOUT_MS}, at most ${MAX_TIMEOUT_MS}).` })),
+	stdin: Type.Optional(Type.String({ description: 'Text written to the command\'s standard input, which is then closed. Without it stdin is empty.' })),
+	env: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }), Type.String(), {
+		additionalProperties: false,
+		description: 'Extra environment variables, e.g. {"RUST_BACKTRACE": "1"}; names are letters, digits and _.',
+	})),
+}, { additionalProperties: false });
+
+type Input = typeof schema.static;
+
+/** Log files kept in the commands folder (two per command at most). */
+const LOGS_KEPT = 400;
+/** Prune the folder every this many commands (and on the first). */
+const PRUNE_EVERY = 25;
+let commandsRun = 0;
+
+export const runCommandTool = defineTool({
+	name: 'run_command',
+	referenceName: 'tbRun',
+	displayName: 'Run Command',
+	group: 'commands',
+	mutating: true,
+	icon: 'terminal',
+	tags: ['commands', 'shell'],
+	userDescription: 'Run a shell command in the workspace and get its exit code and output.',
+	modelDescription: [
+		'Run a shell command to completion (`bash -o pipefail -c` on Linux/macOS) in a workspace folder and return its exit code (or signal), duration, stdout and stderr.',
+		`Stops after timeoutMs (default ${DEFAULT_TIMEOUT_MS / 1000} s, max ${MAX_TIMEOUT_MS / 1000} s), killing every process it started. stdin is empty unless given; no TTY, PAGER=cat, NO_COLOR=1, TERM=dumb.`,
+		'Output over 64 KB per stream keeps the first quarter and the last three quarters with a marker; the whole output is in a log file you can page with read_file (the marker names it).',
+		'For interactive programs, servers, watchers or anything that waits for input, use exec_command instead. Background processes (`cmd &`) keep running after the call returns.',
+	].join(' '),
+	schema,
+	describe: input => `Running \`${oneLine(input.command, 60)}\``,
+	run,
+});
+
+async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
+	const dir = await resolveCommandDir(input.cwd, ctx);
+	await ctx.approve({ kind: 'command', title: 'Running a command', command: shownCommand(input), cwd: dir.absolute });
+	const logDir = commandLogDir(ctx.host.storageDir);
+	if (commandsRun++ % PRUNE_EVERY === 0) await pruneLogs(logDir, LOGS_KEPT);
+	let result: RunResult;
+	try {
+		result = await runProcess({
+			command: input.command,
+			cwd: dir.absolute,
+			timeoutMs: input.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+			stdin: input.stdin,
+			env: input.env,
+			signal: ctx.signal,
+			maxOutputBytes: ctx.limits.commandBytes,
+			logDir,
+		});
+	} catch (error) {
+		if (error instanceof SpawnError) throw new ToolError('command_failed', `${error.message} Nothing was run. Tell the user: commands need bash (or /bin/sh) on this machine.`);
+		throw error;
+	}
+	if (result.end === 'cancelled') throw new CancelledError('The command');
+	if (result.leftRunning && result.pid !== undefined) ctx.state.sessions?.adoptBackground(result.pid, input.command);
+	ctx.note({ target: oneLine(input.command, 60), bytes: result.stdout.buffer.totalBytes + result.stderr.buffer.totalBytes });
+	return render(input, dir.display, result);
+}
+
+/** The exact command, plus what else shapes it (env, stdin) as shell comments the person can read. */
+function shownCommand(input: Input): string {
+	const extras: string[] = [];
+	for (const [name, value] of Object.entries(input.env ?? {})) extras.push(`# env ${name}=${JSON.stringify(value)}`);
+	if (input.stdin) {
+		const preview = input.stdin.length > 200 ? `${input.stdin.slice(0, 200)}…` : input.stdin;
+		extras.push(`# stdin (${formatBytes(Buffer.byteLength(input.stdin))}): ${JSON.stringify(preview)}`);
+	}
+	return extras.length ? `${input.command}\n${extras.join('\n')}` : input.command;
+}
+
+function render(input: Input, cwd: string, result: RunResult): ToolResult {
+	const parts = [headline(input, result)];
+	const stdout = section('stdout', result.stdout);
+	const stderr = section('stderr', result.stderr);
+	if (stdout.text) parts.push(stdout.text);
+	if (stderr.text) parts.push(stderr.text);
+	if (!stdout.text && !stderr.text) parts.push('(no output)');
+	const notes = afterwords(result);
+	if (notes) parts.push(notes);
+	return textResult(parts.join('\n'), {
+		truncated: stdout.truncated || stderr.truncated,
+		bytesOmitted: stdout.bytesOmitted + stderr.bytesOmitted,
+		linesOmitted: stdout.linesOmitted + stderr.linesOmitted,
+		command: input.command,
+		cwd,
+		exitCode: result.exitCode,
+		signal: result.signal,
+		timedOut: result.end === 'timeout',
+		durationMs: result.durationMs,
+		stdoutBytes: result.stdout.buffer.totalBytes,
+		stderrBytes: result.stderr.buffer.totalBytes,
+		logs: { stdout: result.stdout.logPath, stderr: result.stderr.logPath },
+		...(result.leftRunning ? { backgroundProcessGroup: result.pid } : {}),
+	});
+}
+
+function headline(input: Input, result: RunResult): string {
+	const took = formatDuration(result.durationMs);
+	if (result.end === 'timeout') {
+		const limit = formatDuration(input.timeoutMs ?? DEFAULT_TIMEOUT_MS);
+		return `Timed out after ${limit}: the command and every process it started were stopped. Output so far is below. If it needs longer, raise timeoutMs (max ${MAX_TIMEOUT_MS / 1000} s) or run it with exec_command and check on it with write_stdin.`;
+	}
+	if (result.signal) return `Killed by ${result.signal} after ${took}.`;
+	const code = result.exitCode;
+	if (code === 127) return `Exit code 127 after ${took}: the shell could not find a command${quoteError(result.stderr)}. Check the spelling, and that the program is installed and on PATH.`;
+	if (code === 126) return `Exit code 126 after ${took}: a command was found but could not be run${quoteError(result.stderr)} (not executable, or a folder). Check its permissions (chmod +x) or run it through its interpreter.`;
+	return `Exit code ${code} after ${took}.`;
+}
+
+/** The shell's own complaint (`bash: line 1: foo: command not found`), when there is one. */
+function quoteError(stderr: StreamCapture): string {
+	const text = stderr.buffer.toText().text;
+	const line = text.split('\n').find(l => /command not found|not found|No such file|Permission denied|Is a directory/.test(l));
+	return line ? ` (${line.trim().slice(0, 200)})` : '';
+}
+
+interface Section {
+	text: string;
+	truncated: boolean;
+	bytesOmitted: number;
+	linesOmitted: number;
+}
+
+function section(name: string, capture: StreamCapture): Section {
+	const total = capture.buffer.totalBytes;
+	if (total === 0) return { text: '', truncated: false, bytesOmitted: 0, linesOmitted: 0 };
+	const where = capture.logPath ? ` (all of it is in ${capture.logPath})` : '';
+	if (capture.binary) {
+		const read = capture.logPath ? ` Read it with read_file path="${capture.logPath}" encoding="base64", or redirect the output to a file and inspect that.` : ' Redirect the output to a file and inspect that.';
+		return { text: `--- ${name}: ${formatBytes(total)} of binary data, not shown${where}.${read}`, truncated: true, bytesOmitted: total, linesOmitted: 0 };
+	}
+	const hint = capture.logPath ? () => `read all of it with read_file path="${capture.logPath}"` : () => 'the full output was not saved';
+	const { text, info } = capture.buffer.toText(hint);
+	const size = `${formatCount(info.totalLines)} line${info.totalLines === 1 ? '' : 's'}, ${formatBytes(total)}`;
+	const cut = capture.logCut ? ' The log holds only its first 1 GB.' : '';
+	const lost = capture.logError ? ` The full output could not be saved (${capture.logError}).` : '';
+	const body = cleanTerminalText(text);
+	return {
+		text: `--- ${name} (${size})${cut}${lost} ---\n${body}${body.endsWith('\n') ? '' : '\n'}`.replace(/\n$/, ''),
+		truncated: info.truncated,
+		bytesOmitted: info.bytesOmitted,
+		linesOmitted: info.linesOmitted,
+	};
+}
+
+function afterwords(result: RunResult): string {
+	if (!result.leftRunning || result.pid === undefined) return '';
+	const held = result.pipesHeld ? ' They kept its output open; what they print from now on is not collected.' : '';
+	return `Note: processes it started in the background are still running (process group ${result.pid}).${held} They are stopped when the editor closes; stop them sooner with run_command "kill -- -${result.pid}". For servers and watchers, exec_command lets you see their output.`;
+}

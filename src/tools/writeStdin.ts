@@ -1,0 +1,60 @@
+import { Type } from '@sinclair/typebox';
+import type { ToolContext } from '../core/context';
+import type { ToolResult } from '../core/result';
+import { describeEnd, findSession, oneLine, sessionsOf, visibleChars } from './commandSupport';
+import { MAX_YIELD_MS, sessionResult } from './execCommand';
+import { defineTool } from './tool';
+
+export const DEFAULT_WRITE_YIELD_MS = 250;
+
+const schema = Type.Object({
+	sessionId: Type.Integer({ minimum: 1, description: 'The session, as exec_command or list_sessions gave it.' }),
+	chars: Type.Optional(Type.String({ description: 'Characters to send, as typed: "ls\\n" runs a line, "\\u0003" is Ctrl-C, "\\u0004" Ctrl-D (end of input), "\\u001b[A" the up arrow. Empty (default) sends nothing and just reads new output.' })),
+	yieldMs: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_YIELD_MS, description: `How long to wait for output after sending, in ms (default ${DEFAULT_WRITE_YIELD_MS}); returns at once when the program exits.` })),
+}, { additionalProperties: false });
+
+type Input = typeof schema.static;
+
+export const writeStdinTool = defineTool({
+	name: 'write_stdin',
+	referenceName: 'tbStdin',
+	displayName: 'Write to Session',
+	group: 'commands',
+	mutating: true,
+	icon: 'arrow-right',
+	tags: ['commands', 'terminal', 'interactive'],
+	userDescription: 'Send keys to an interactive session started with exec_command and read its new output.',
+	modelDescription: [
+		'Send characters to a session started by exec_command (control characters included: "\\u0003" Ctrl-C, "\\u0004" Ctrl-D; end a line with "\\n"),',
+		`wait yieldMs (default ${DEFAULT_WRITE_YIELD_MS} ms, longer for slow commands) and return the output printed since the last read (escape codes removed, at most 64 KB, head and tail kept) and whether it is still running.`,
+		'With empty chars it only reads new output: use that to follow a long-running program.',
+	].join(' '),
+	schema,
+	describe: input => (input.chars ? `Sending ${oneLine(visibleChars(input.chars), 40)} to session ${input.sessionId}` : `Reading session ${input.sessionId}`),
+	run,
+});
+
+async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
+	const session = findSession(sessionsOf(ctx), input.sessionId);
+	const chars = input.chars ?? '';
+	const label = `Session ${session.id} (\`${oneLine(session.command, 60)}\`)`;
+	if (!session.alive) {
+		// Harmless: nothing is sent, and whatever it printed last is still handed over.
+		return sessionResult(session, `${label} has already ${describeEnd(session)}; ${chars ? 'the input was not sent' : 'there is nothing more to wait for'}. Start it again with exec_command if you need it.`);
+	}
+	if (chars) {
+		await ctx.approve({
+			kind: 'command',
+			title: `Sending input to session ${session.id} (${oneLine(session.command, 40)})`,
+			command: visibleChars(chars),
+			cwd: session.options.cwd,
+		});
+		// The session may have ended while the person was deciding.
+		if (!session.alive) return sessionResult(session, `${label} ${describeEnd(session)} before the input could be sent; nothing was sent.`);
+		session.write(chars);
+	}
+	session.lastActivityAt = Date.now();
+	await session.waitForExit(input.yieldMs ?? DEFAULT_WRITE_YIELD_MS, ctx.signal);
+	ctx.note({ target: `session ${session.id}` });
+	return sessionResult(session, `${label}${chars ? `: sent ${oneLine(visibleChars(chars), 60)}` : ''}.`);
+}

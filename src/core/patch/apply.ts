@@ -1,0 +1,275 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { ResolvedPath } from '../boundary';
+import type { FileChange, ToolContext } from '../context';
+import { BoundaryError, fromNodeError, throwIfAborted, ToolError } from '../errors';
+import { encodeText, hasBom } from '../text';
+import { formatBytes } from '../truncate';
+import { decodeFileLines, encodeFileLines, newFileLines } from './fileLines';
+import { applyHunks } from './hunks';
+import {
+	AddOperation, DeleteOperation, FileOperation, ParsedPatch, PatchApplyError, UpdateOperation,
+} from './model';
+
+/**
+ * Stages a parsed patch: every file is read, patched and encoded in memory, and the whole set
+ * becomes FileChange[] only when every operation succeeded. Nothing here writes; the caller
+ * commits the changes in one go (commitChanges), so a failing hunk in the tenth file leaves
+ * the first nine untouched.
+ */
+
+export type FileStatus = 'added' | 'deleted' | 'modified' | 'moved';
+
+export interface PatchFileSummary {
+	readonly status: FileStatus;
+	/** Display path (the source, for a move). */
+	readonly path: string;
+	readonly movedTo?: string;
+	/** Lines added and removed, counted from the hunks. */
+	readonly added: number;
+	readonly removed: number;
+}
+
+export interface StagedPatch {
+	readonly changes: FileChange[];
+	/** One per change, in the same order. */
+	readonly files: PatchFileSummary[];
+	/** Tolerances used and requests not carried out, for the result. */
+	readonly notes: string[];
+	/** Display paths among the changes that match toolbelt.protectedPaths. */
+	readonly protectedPaths: string[];
+	/** Files the patch names whose content it leaves as it was. */
+	readonly unchanged: string[];
+}
+
+/** Files above this size are not patched (they would be held in memory several times). */
+export const MAX_PATCH_FILE_BYTES = 32 * 1024 * 1024;
+
+interface Slot {
+	/** Real path: two spellings of one file share a slot. */
+	readonly key: string;
+	/** The path as the model named it (absolute); writes go through a symlink, deletes remove the link. */
+	readonly path: string;
+	readonly display: string;
+	/** Bytes when staging began; null when there was no file. */
+	readonly before: Uint8Array | null;
+	readonly isDirectory: boolean;
+	readonly isProtected: boolean;
+	current: Uint8Array | null;
+	/** The file it was moved from in this patch, when it was. */
+	movedFrom?: Slot;
+	/** Patch line of the operation that deleted or moved it away. */
+	goneAt?: { line: number; how: 'deleted' | 'moved' };
+	added: number;
+	removed: number;
+}
+
+export async function stagePatch(patch: ParsedPatch, ctx: ToolContext): Promise<StagedPatch> {
+	const stager = new Stager(ctx);
+	for (const operation of patch.operations) {
+		throwIfAborted(ctx.signal, 'Applying the patch');
+		await stager.apply(operation);
+	}
+	return stager.finish(patch.notes);
+}
+
+/** The absolute paths a patch touches, for the per-file locks; paths the boundary refuses are left to staging to report. */
+export async function patchPaths(patch: ParsedPatch, ctx: ToolContext): Promise<string[]> {
+	const names = patch.operations.flatMap(operation => [
+		operation.path,
+		...(operation.kind === 'update' && operation.moveTo !== undefined ? [operation.moveTo] : []),
+		...(operation.kind === 'update' && operation.fallbackPath !== undefined ? [operation.fallbackPath] : []),
+	]);
+	const resolved = await Promise.all(names.map(name => ctx.boundary.resolve(name, 'write').then(r => r.absolute, () => undefined)));
+	return resolved.filter((absolute): absolute is string => absolute !== undefined);
+}
+
+class Stager {
+	private readonly slots = new Map<string, Slot>();
+	private readonly notes: string[] = [];
+
+	constructor(private readonly ctx: ToolContext) {}
+
+	async apply(operation: FileOperation): Promise<void> {
+		switch (operation.kind) {
+			case 'add':
+				return this.add(operation);
+			case 'delete':
+				return this.delete(operation);
+			case 'update':
+				return this.update(operation);
+		}
+	}
+
+	private async add(operation: AddOperation): Promise<void> {
+		const slot = await this.slot(operation.path, operation.patchLine);
+		if (slot.isDirectory) throw new PatchApplyError(`${slot.display} (patch line ${operation.patchLine}) is a directory; a file cannot be added in its place. Nothing was changed.`, { path: slot.display });
+		if (slot.current !== null) {
+			throw new PatchApplyError(`${slot.display} (patch line ${operation.patchLine}) already exists, so it cannot be added. To change it, send an update of it (a '--- a/${slot.display}' diff or '*** Update File: ${slot.display}'); to replace it whole, delete it first in the same patch. Nothing was changed.`, { path: slot.display });
+		}
+		if (slot.before === null) await this.checkParents(slot, operation.patchLine);
+		const file = newFileLines(operation.lines, operation.finalNewline);
+		slot.current = encodeFileLines(file);
+		slot.added += file.lines.length;
+		slot.goneAt = undefined;
+	}
+
+	private async delete(operation: DeleteOperation): Promise<void> {
+		const slot = await this.slot(operation.path, operation.patchLine);
+		const current = this.existing(slot, operation.patchLine, 'delete');
+		const file = decodeFileLines(current, slot.display);
+		if (operation.hunks.length > 0) {
+			// A unified diff spells out what it deletes: it must be what the file holds.
+			const rest = applyHunks(file, operation.hunks, slot.display);
+			if (rest.file.lines.some(line => line !== '')) {
+				const left = rest.file.lines.findIndex(line => line !== '');
+				throw new PatchApplyError(`${slot.display}: the patch deletes this file (patch line ${operation.patchLine}) but its removed lines are not the whole file: line ${left + 1} of what would remain is ${JSON.stringify(rest.file.lines[left])}. Read the file again and send its current content as the removed lines, or use '*** Delete File: ${slot.display}'. Nothing was changed.`, { path: slot.display });
+			}
+		}
+		slot.removed += file.lines.length;
+		slot.current = null;
+		slot.goneAt = { line: operation.patchLine, how: 'deleted' };
+	}
+
+	private async update(operation: UpdateOperation): Promise<void> {
+		let slot = await this.slot(operation.path, operation.patchLine);
+		if (slot.current === null && !slot.isDirectory && !slot.goneAt && operation.fallbackPath) {
+			slot = await this.slot(operation.fallbackPath, operation.patchLine);
+		}
+		const current = this.existing(slot, operation.patchLine, 'update');
+		const patched = applyHunks(decodeFileLines(current, slot.display), operation.hunks, slot.display);
+		this.notes.push(...patched.notes);
+		const after = operation.hunks.length > 0 ? encodeFileLines(patched.file) : current;
+		const target = operation.moveTo === undefined ? slot : await this.slot(operation.moveTo, operation.patchLine);
+		if (target === slot) {
+			slot.current = after;
+			slot.added += patched.added;
+			slot.removed += patched.removed;
+			return;
+		}
+		if (target.isDirectory || target.current !== null) {
+			throw new PatchApplyError(`${slot.display} cannot be moved to ${target.display} (patch line ${operation.patchLine}): ${target.display} ${target.isDirectory ? 'is a directory' : 'already exists'}. Choose another name, or delete ${target.display} first in the same patch. Nothing was changed.`, { path: slot.display, movedTo: target.display });
+		}
+		if (target.before === null) await this.checkParents(target, operation.patchLine);
+		target.current = after;
+		target.movedFrom = slot.movedFrom && slot.before === null ? slot.movedFrom : slot;
+		target.added += slot.added + patched.added;
+		target.removed += slot.removed + patched.removed;
+		target.goneAt = undefined;
+		slot.current = null;
+		slot.added = 0;
+		slot.removed = 0;
+		slot.goneAt = { line: operation.patchLine, how: 'moved' };
+	}
+
+	/** The staged content of a file that must exist, or a precise refusal. */
+	private existing(slot: Slot, patchLine: number, verb: 'update' | 'delete'): Uint8Array {
+		if (slot.isDirectory) {
+			throw new PatchApplyError(`${slot.display} (patch line ${patchLine}) is a directory, not a file; apply_patch can only ${verb} files. Nothing was changed.`, { path: slot.display });
+		}
+		if (slot.current !== null) return slot.current;
+		if (slot.goneAt) {
+			throw new PatchApplyError(`${slot.display} (patch line ${patchLine}) was already ${slot.goneAt.how} by this patch at line ${slot.goneAt.line}, so it cannot ${verb === 'update' ? 'be updated' : 'be deleted'} afterwards. Nothing was changed.`, { path: slot.display });
+		}
+		const create = verb === 'update' ? ` To create it, send it as a new file ('*** Add File: ${slot.display}' or a diff from '--- /dev/null').` : '';
+		throw new PatchApplyError(`${slot.display} (patch line ${patchLine}) does not exist, so it cannot be ${verb === 'update' ? 'updated' : 'deleted'}. Check the path with find_files or list_dir.${create} Nothing was changed.`, { path: slot.display });
+	}
+
+	/** A new file's parent folders may be missing (they are created), but none may be a file. */
+	private async checkParents(slot: Slot, patchLine: number): Promise<void> {
+		for (let dir = path.dirname(slot.key); ; dir = path.dirname(dir)) {
+			const staged = this.slots.get(dir);
+			if (staged && staged.current !== null) {
+				throw new PatchApplyError(`${slot.display} (patch line ${patchLine}) cannot be created: ${staged.display} is a file in this patch, not a folder. Nothing was changed.`, { path: slot.display });
+			}
+			const stat = await fs.promises.stat(dir).catch(() => undefined);
+			if (stat) {
+				if (!stat.isDirectory()) {
+					throw new PatchApplyError(`${slot.display} (patch line ${patchLine}) cannot be created: ${this.ctx.boundary.display(dir)} is a file, not a folder. Nothing was changed.`, { path: slot.display });
+				}
+				return;
+			}
+			if (path.dirname(dir) === dir) return;
+		}
+	}
+
+	private async slot(input: string, patchLine: number): Promise<Slot> {
+		let resolved: ResolvedPath;
+		try {
+			resolved = await this.ctx.boundary.resolve(input, 'write');
+		} catch (error) {
+			if (error instanceof BoundaryError) throw new BoundaryError(error.rule, error.input, `${error.message} (path at patch line ${patchLine}; nothing was changed)`);
+			throw error;
+		}
+		const known = this.slots.get(resolved.real);
+		if (known) return known;
+		const slot: Slot = { key: resolved.real, path: resolved.absolute, display: resolved.display, isProtected: resolved.isProtected, ...await this.read(resolved), added: 0, removed: 0 };
+		this.slots.set(slot.key, slot);
+		return slot;
+	}
+
+	private async read(resolved: ResolvedPath): Promise<{ before: Uint8Array | null; current: Uint8Array | null; isDirectory: boolean }> {
+		let stat: fs.Stats;
+		try {
+			stat = await fs.promises.stat(resolved.real);
+		} catch (error) {
+			const code = (error as NodeJS.ErrnoException).code;
+			if (code === 'ENOENT' || code === 'ENOTDIR') return { before: null, current: null, isDirectory: false };
+			throw fromNodeError(error, resolved.display);
+		}
+		if (stat.isDirectory()) return { before: null, current: null, isDirectory: true };
+		if (!stat.isFile()) throw new ToolError('io', `${resolved.display} is not a regular file (a device, socket or pipe); apply_patch cannot change it. Nothing was changed.`);
+		if (stat.size > MAX_PATCH_FILE_BYTES) {
+			throw new ToolError('too_large', `${resolved.display} is ${formatBytes(stat.size)}, over the ${formatBytes(MAX_PATCH_FILE_BYTES)} apply_patch handles. Nothing was changed; edit it with edit_file or a command instead.`);
+		}
+		let bytes: Uint8Array;
+		try {
+			bytes = await fs.promises.readFile(resolved.real);
+		} catch (error) {
+			throw fromNodeError(error, resolved.display);
+		}
+		// An open editor with unsaved changes holds the text the person sees: patch that.
+		const dirty = this.ctx.host.dirtyText(resolved.absolute) ?? this.ctx.host.dirtyText(resolved.real);
+		if (dirty !== undefined) bytes = encodeText(dirty, { bom: hasBom(bytes) });
+		return { before: bytes, current: bytes, isDirectory: false };
+	}
+
+	finish(parseNotes: readonly string[]): StagedPatch {
+		const changes: FileChange[] = [];
+		const files: PatchFileSummary[] = [];
+		const unchanged: string[] = [];
+		const protectedPaths = new Set<string>();
+		// A move is one change when its source existed and its target did not; otherwise a delete and an add.
+		const moves = new Map<Slot, Slot>();
+		for (const slot of this.slots.values()) {
+			const source = slot.movedFrom;
+			if (source && slot.current !== null && slot.before === null && source.current === null && source.before !== null) moves.set(source, slot);
+		}
+		const moved = new Set(moves.values());
+		for (const slot of this.slots.values()) {
+			if (moved.has(slot)) continue;
+			const target = moves.get(slot);
+			if (target) {
+				changes.push({ path: slot.path, displayPath: slot.display, before: slot.before, after: target.current, movedTo: { path: target.path, displayPath: target.display } });
+				files.push({ status: 'moved', path: slot.display, movedTo: target.display, added: target.added, removed: target.removed });
+				if (slot.isProtected) protectedPaths.add(slot.display);
+				if (target.isProtected) protectedPaths.add(target.display);
+				continue;
+			}
+			if (sameBytes(slot.before, slot.current)) {
+				if (slot.before !== null) unchanged.push(slot.display);
+				continue;
+			}
+			changes.push({ path: slot.path, displayPath: slot.display, before: slot.before, after: slot.current });
+			const status: FileStatus = slot.before === null ? 'added' : slot.current === null ? 'deleted' : 'modified';
+			files.push({ status, path: slot.display, added: slot.added, removed: slot.removed });
+			if (slot.isProtected) protectedPaths.add(slot.display);
+		}
+		return { changes, files, notes: [...parseNotes, ...this.notes], protectedPaths: [...protectedPaths], unchanged };
+	}
+}
+
+function sameBytes(a: Uint8Array | null, b: Uint8Array | null): boolean {
+	if (a === null || b === null) return a === b;
+	return a.length === b.length && Buffer.compare(a, b) === 0;
+}

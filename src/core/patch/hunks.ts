@@ -1,0 +1,250 @@
+import { findLines, LEVEL_DESCRIPTIONS, MATCH_LEVELS, MatchLevel, nearestLines, normalizeUnicode } from '../match';
+import { FileLines, hasFinalNewline } from './fileLines';
+import { Hunk, PatchApplyError, showLine } from './model';
+
+/**
+ * Places a file's hunks and splices them in. A hunk is placed by its old lines (context and
+ * removed), found with the tolerance ladder of match.ts; line numbers only choose between
+ * several places. Context lines keep the file's own bytes, whatever level found them.
+ *
+ * Hunks with line numbers (unified) may sit anywhere and must not overlap; hunks without them
+ * (Codex) are sought top to bottom, each after the one before, as Codex does.
+ */
+
+export interface PatchedFile {
+	readonly file: FileLines;
+	readonly added: number;
+	readonly removed: number;
+	/** Hunks placed with tolerance or away from their line numbers, for the result. */
+	readonly notes: string[];
+}
+
+interface Placement {
+	readonly hunk: Hunk;
+	/** 0-based first old line. */
+	readonly start: number;
+	/** How many old lines it replaces. */
+	readonly length: number;
+	readonly level: MatchLevel;
+}
+
+type Choice =
+	| { kind: 'found'; start: number; level: MatchLevel }
+	| { kind: 'ambiguous'; starts: number[]; level: MatchLevel }
+	| { kind: 'blocked'; starts: number[]; level: MatchLevel }
+	| { kind: 'none' };
+
+export function applyHunks(file: FileLines, hunks: readonly Hunk[], display: string): PatchedFile {
+	const lines = file.lines;
+	const placed: Placement[] = [];
+	const notes: string[] = [];
+	let cursor = 0;
+	let drift = 0;
+	for (const hunk of hunks) {
+		const old = hunk.lines.filter(line => line.kind !== 'add').map(line => line.text);
+		const numbered = hunk.oldStart !== undefined;
+		let from = numbered ? 0 : cursor;
+		let hint = numbered ? Math.max(0, hunk.oldStart! - 1 + drift) : placed.length > 0 ? cursor : undefined;
+		for (const anchor of hunk.anchors) {
+			from = findAnchor(lines, anchor, from, hunk, display) + 1;
+			hint = from;
+		}
+		let start: number;
+		let level: MatchLevel = 'exact';
+		if (old.length === 0) {
+			start = insertionPoint(hunk, lines.length, from, drift);
+			const inside = placed.find(other => start > other.start && start < other.start + other.length);
+			if (inside) throw overlap(display, hunk, inside, start, 0);
+		} else {
+			const blocked = (at: number) => numbered && placed.some(other => overlaps(at, old.length, other));
+			const choice = choose(lines, old, from, hint, hunk.endOfFile || hunk.oldNoNewline, blocked);
+			if (choice.kind === 'none') throw notFound(lines, old, hunk, display, numbered ? undefined : from, hint);
+			if (choice.kind === 'ambiguous') throw ambiguous(display, hunk, choice.starts, choice.level, hint !== undefined);
+			if (choice.kind === 'blocked') {
+				const other = placed.find(candidate => overlaps(choice.starts[0], old.length, candidate))!;
+				throw overlap(display, hunk, other, choice.starts[0], old.length);
+			}
+			start = choice.start;
+			level = choice.level;
+		}
+		placed.push({ hunk, start, length: old.length, level });
+		noteTolerance(notes, display, hunk, start, level);
+		cursor = start + old.length;
+		if (numbered) drift = start - (old.length === 0 ? hunk.oldStart! : hunk.oldStart! - 1);
+	}
+	return { ...splice(file, placed, display), notes };
+}
+
+function insertionPoint(hunk: Hunk, length: number, from: number, drift: number): number {
+	if (hunk.endOfFile) return length;
+	if (hunk.anchors.length > 0) return from;
+	// `@@ -12,0 +13,2 @@` adds after line 12; a Codex hunk that only adds, with nothing to go by, appends.
+	if (hunk.oldStart !== undefined) return Math.min(length, Math.max(0, hunk.oldStart + drift));
+	return length;
+}
+
+function overlaps(start: number, length: number, other: Placement): boolean {
+	if (other.length === 0) return other.start > start && other.start < start + length;
+	return start < other.start + other.length && other.start < start + length;
+}
+
+/**
+ * The first ladder level that finds the block decides. Among its places: the one ending at the
+ * file's end when the hunk says so, the only one, or the one nearest the hint; a tie or no hint
+ * is an ambiguity.
+ */
+function choose(
+	lines: readonly string[], pattern: readonly string[], from: number, hint: number | undefined,
+	preferEnd: boolean, blocked: (start: number) => boolean,
+): Choice {
+	for (const level of MATCH_LEVELS) {
+		const all = findLines(lines, pattern, level, from);
+		if (all.length === 0) continue;
+		const free = all.filter(start => !blocked(start));
+		if (free.length === 0) return { kind: 'blocked', starts: all, level };
+		if (preferEnd) {
+			const atEnd = free.find(start => start + pattern.length === lines.length);
+			if (atEnd !== undefined) return { kind: 'found', start: atEnd, level };
+		}
+		if (free.length === 1) return { kind: 'found', start: free[0], level };
+		if (hint === undefined) return { kind: 'ambiguous', starts: free, level };
+		const byDistance = [...free].sort((a, b) => Math.abs(a - hint) - Math.abs(b - hint) || a - b);
+		if (Math.abs(byDistance[0] - hint) === Math.abs(byDistance[1] - hint)) return { kind: 'ambiguous', starts: free, level };
+		return { kind: 'found', start: byDistance[0], level };
+	}
+	return { kind: 'none' };
+}
+
+/** The first line at or after `from` equal to a Codex `@@` anchor (at the first level that finds one). */
+function findAnchor(lines: readonly string[], anchor: string, from: number, hunk: Hunk, display: string): number {
+	for (const level of MATCH_LEVELS) {
+		const found = findLines(lines, [anchor], level, from);
+		if (found.length > 0) return found[0];
+	}
+	const where = from > 0 ? ` after line ${from}` : '';
+	const earlier = from > 0 ? MATCH_LEVELS.map(level => findLines(lines, [anchor], level, 0)).find(found => found.length > 0)?.[0] : undefined;
+	const similar = earlier === undefined ? similarLine(lines, anchor) : undefined;
+	const hintText = earlier !== undefined
+		? ` It is at line ${earlier + 1}, before the previous hunk: hunks must be in file order.`
+		: similar !== undefined ? ` The most similar line is ${similar + 1}: ${showLine(lines[similar])}.` : '';
+	return fail(`${display}: hunk ${hunk.number} (patch line ${hunk.patchLine}): its '@@ ${anchor}' line was not found${where}. The text after '@@ ' must equal a whole line of the file (whitespace aside).${hintText} Nothing was changed.`, display, hunk);
+}
+
+function similarLine(lines: readonly string[], text: string): number | undefined {
+	const wanted = normalizeUnicode(text).trim();
+	const containing = lines.findIndex(line => wanted !== '' && normalizeUnicode(line).includes(wanted));
+	if (containing !== -1) return containing;
+	return nearestLines(lines, [text])?.index;
+}
+
+function notFound(
+	lines: readonly string[], old: readonly string[], hunk: Hunk, display: string, from: number | undefined, hint: number | undefined,
+): PatchApplyError {
+	const head = `${display}: hunk ${hunk.number} (patch line ${hunk.patchLine}) does not fit the file`;
+	if (from !== undefined && from > 0) {
+		const earlier = MATCH_LEVELS.map(level => findLines(lines, old, level, 0)).find(found => found.length > 0);
+		if (earlier) {
+			return applyError(`${head}: its lines are only at line ${earlier[0] + 1}, at or before the end of the previous hunk (line ${from}). Hunks must be in file order and must not overlap; merge overlapping hunks into one. Nothing was changed.`, display, hunk);
+		}
+	}
+	const count = old.length === 1 ? 'its old line (context or removed) is' : `its ${old.length} old lines (context and removed) are`;
+	const miss = nearMiss(lines, old, hint);
+	return applyError(`${head}: ${count} not in the file, even ignoring whitespace and Unicode punctuation.${miss} Read the file again and rebuild the hunk from its current text. Nothing was changed.`, display, hunk);
+}
+
+/** The closest block and its first differing line, or a sentence saying nothing is close. */
+function nearMiss(lines: readonly string[], old: readonly string[], hint: number | undefined): string {
+	if (lines.length === 0) return ' The file is empty.';
+	const nearest = nearestLines(lines, old);
+	if (!nearest) return ` Nothing in the file resembles ${old.length === 1 ? 'it' : 'them'}${hint !== undefined ? ` (the hunk's line number points at line ${hint + 1})` : ''}.`;
+	const start = nearest.index;
+	const same = (a: string, b: string) => normalizeUnicode(a).trim() === normalizeUnicode(b).trim();
+	const offset = old.findIndex((line, i) => lines[start + i] === undefined || !same(lines[start + i], line));
+	const percent = Math.round(nearest.similarity * 100);
+	const where = `The nearest near-miss starts at line ${start + 1} (${percent}% alike)`;
+	if (offset === -1) return ` ${where}.`;
+	const found = lines[start + offset];
+	const detail = found === undefined
+		? `the file ends where the hunk expects ${showLine(old[offset])}`
+		: `expected ${showLine(old[offset])}, found ${showLine(found)}`;
+	return ` ${where}; first difference at line ${start + offset + 1}: ${detail}.`;
+}
+
+function ambiguous(display: string, hunk: Hunk, starts: readonly number[], level: MatchLevel, hadHint: boolean): PatchApplyError {
+	const shown = starts.slice(0, 5).map(start => start + 1).join(', ') + (starts.length > 5 ? `, … (${starts.length} in all)` : '');
+	const why = hadHint ? 'its line number is equally near two of them' : 'there is no line number or earlier hunk to choose by';
+	return applyError(`${display}: hunk ${hunk.number} (patch line ${hunk.patchLine}) matches ${starts.length} places ${LEVEL_DESCRIPTIONS[level]} (lines ${shown}), and ${why}. Add context lines that differ between those places, or an '@@ <line of the enclosing function or class>' anchor. Nothing was changed.`, display, hunk);
+}
+
+function overlap(display: string, hunk: Hunk, other: Placement, start: number, length: number): PatchApplyError {
+	const range = (from: number, count: number) => (count <= 1 ? `line ${from + 1}` : `lines ${from + 1}–${from + count}`);
+	const own = length === 0 ? `adds lines at line ${start + 1}` : `fits only at ${range(start, length)}`;
+	return applyError(`${display}: hunk ${hunk.number} (patch line ${hunk.patchLine}) conflicts with hunk ${other.hunk.number}: it ${own}, which hunk ${other.hunk.number} already changes (${range(other.start, Math.max(1, other.length))}). Merge the two hunks into one, or fix their context. Nothing was changed.`, display, hunk);
+}
+
+function applyError(message: string, display: string, hunk: Hunk): PatchApplyError {
+	return new PatchApplyError(message, { path: display, hunk: hunk.number, patchLine: hunk.patchLine });
+}
+
+function fail(message: string, display: string, hunk: Hunk): never {
+	throw applyError(message, display, hunk);
+}
+
+function noteTolerance(notes: string[], display: string, hunk: Hunk, start: number, level: MatchLevel): void {
+	if (level !== 'exact') notes.push(`${display} hunk ${hunk.number}: placed at line ${start + 1}, matched ${LEVEL_DESCRIPTIONS[level]}.`);
+}
+
+/** Builds the new lines: untouched lines and context lines with their own endings, added lines with the file's. */
+function splice(file: FileLines, placed: Placement[], display: string): Omit<PatchedFile, 'notes'> {
+	const order = [...placed].sort((a, b) => a.start - b.start || a.length - b.length || a.hunk.number - b.hunk.number);
+	for (let i = 1; i < order.length; i++) {
+		const before = order[i - 1];
+		const after = order[i];
+		if (after.start < before.start + before.length) throw overlap(display, after.hunk, before, after.start, after.length);
+	}
+	const lines: string[] = [];
+	const endings: string[] = [];
+	let next = 0;
+	let added = 0;
+	let removed = 0;
+	let finalNewline = hasFinalNewline(file);
+	const total = file.lines.length;
+	for (const placement of order) {
+		for (; next < placement.start; next++) {
+			lines.push(file.lines[next]);
+			endings.push(file.endings[next]);
+		}
+		let at = placement.start;
+		for (const line of placement.hunk.lines) {
+			if (line.kind === 'context') {
+				lines.push(file.lines[at]);
+				endings.push(file.endings[at]);
+				at++;
+			} else if (line.kind === 'remove') {
+				at++;
+				removed++;
+			} else {
+				lines.push(line.text);
+				endings.push(file.eol);
+				added++;
+			}
+		}
+		next = placement.start + placement.length;
+		const hunk = placement.hunk;
+		// `\ No newline at end of file` on one side only: the patch adds or removes the final newline.
+		if (next === total && hunk.oldNoNewline !== hunk.newNoNewline) finalNewline = !hunk.newNoNewline;
+	}
+	for (; next < total; next++) {
+		lines.push(file.lines[next]);
+		endings.push(file.endings[next]);
+	}
+	// Every line but the last needs an ending (a line added after a last line that had none);
+	// the last keeps the file's final-newline state unless the patch changed it.
+	for (let i = 0; i < endings.length - 1; i++) if (endings[i] === '') endings[i] = file.eol;
+	if (endings.length > 0) {
+		const last = endings.length - 1;
+		if (!finalNewline) endings[last] = '';
+		else if (endings[last] === '') endings[last] = file.eol;
+	}
+	return { file: { bom: file.bom, eol: file.eol, lines, endings }, added, removed };
+}

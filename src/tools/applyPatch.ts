@@ -1,0 +1,110 @@
+import { Type } from '@sinclair/typebox';
+import type { ToolContext } from '../core/context';
+import { commitChanges, withFileLocks } from '../core/mutation';
+import { PatchFileSummary, patchPaths, stagePatch } from '../core/patch/apply';
+import { parsePatch } from '../core/patch/parse';
+import { textResult, ToolResult } from '../core/result';
+import { formatCount } from '../core/truncate';
+import { defineTool } from './tool';
+
+const schema = Type.Object({
+	patch: Type.String({ description: 'The patch text: a unified diff (plain or git-style, one or more files) or a Codex patch from "*** Begin Patch" to "*** End Patch". A heredoc or Markdown fence around it is tolerated.' }),
+}, { additionalProperties: false });
+
+/** Tolerance notes shown in a result; the rest are counted. */
+const MAX_NOTES = 20;
+
+export const applyPatchTool = defineTool({
+	name: 'apply_patch',
+	referenceName: 'tbPatch',
+	displayName: 'Apply Patch',
+	group: 'edit',
+	mutating: true,
+	icon: 'diff',
+	tags: ['files', 'edit', 'patch', 'diff'],
+	userDescription: 'Apply a unified diff or a Codex-style patch to the workspace: several files at once, all or nothing.',
+	modelDescription: [
+		'Apply a patch that adds, deletes, moves or changes one or more files, all or nothing.',
+		'Two formats. (1) A unified diff: `--- a/path`, `+++ b/path`, hunks `@@ -l,n +l,n @@` with lines " context", "-removed", "+added"; git-style sections (`diff --git`, `new file mode`, `deleted file mode`, `rename from`/`rename to`) and `\\ No newline at end of file` are understood; new files come from `--- /dev/null`, deletions go to `+++ /dev/null`.',
+		'(2) The Codex envelope: `*** Begin Patch`, then sections `*** Add File: path` (every line "+text"), `*** Delete File: path`, `*** Update File: path` (optionally followed by `*** Move to: newpath`) with hunks that start with `@@` or `@@ <a line of the enclosing function or class>` (stack several to narrow down), lines " context" / "-removed" / "+added", an optional `*** End of File` for a hunk at the very end, and `*** End Patch`.',
+		'Hunks are placed by their context, not by line numbers (those only choose between equal places): give about 3 unchanged lines around each change. Context is matched exactly, else ignoring trailing whitespace, then indentation, then Unicode quotes/dashes/spaces; only the matched lines are replaced.',
+		'If any hunk does not fit, nothing changes and the error names the file, the hunk and the closest place with its first differing line; read the file again and resend. Paths are workspace-relative. Binary patches are refused.',
+		'Returns each file with its +/− line counts.',
+	].join(' '),
+	schema,
+	describe: input => `Applying a patch${summarizeTargets(input.patch)}`,
+	run,
+});
+
+type Input = typeof schema.static;
+
+async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
+	const patch = parsePatch(input.patch);
+	const paths = await patchPaths(patch, ctx);
+	return withFileLocks(ctx.state, paths, async () => {
+		const staged = await stagePatch(patch, ctx);
+		const notes = [...staged.notes, ...staged.unchanged.map(path => `${path}: the patch leaves its content as it was.`)];
+		if (staged.changes.length === 0) {
+			return textResult(['The patch changes nothing: every file it names would stay as it is. Nothing was written.', ...formatNotes(notes)].join('\n'), {
+				format: patch.format, files: [], filesTouched: [],
+			});
+		}
+		const commit = await commitChanges(ctx, titleOf(staged.files), staged.changes);
+		const files = staged.files.map((file, index) => {
+			const stat = commit.stats[index];
+			return stat ? { ...file, added: stat.added, removed: stat.removed } : file;
+		});
+		const touched = files.flatMap(file => (file.movedTo ? [file.path, file.movedTo] : [file.path]));
+		const added = files.reduce((sum, file) => sum + file.added, 0);
+		const removed = files.reduce((sum, file) => sum + file.removed, 0);
+		const lines = [
+			`Applied the patch: ${plural(files.length, 'file')} changed, +${formatCount(added)} −${formatCount(removed)}.`,
+			...files.map(formatFile),
+			...formatNotes(notes),
+			...(commit.diagnostics ? ['', 'New problems reported after the change:', commit.diagnostics] : []),
+		];
+		return textResult(lines.join('\n'), {
+			format: patch.format,
+			files,
+			filesTouched: touched,
+			added,
+			removed,
+			...(commit.backups.length ? { backups: commit.backups } : {}),
+		});
+	});
+}
+
+const STATUS_LETTER: Record<PatchFileSummary['status'], string> = { added: 'A', deleted: 'D', modified: 'M', moved: 'R' };
+
+function formatFile(file: PatchFileSummary): string {
+	const name = file.movedTo ? `${file.path} → ${file.movedTo}` : file.path;
+	return `${STATUS_LETTER[file.status]} ${name} (+${formatCount(file.added)} −${formatCount(file.removed)})`;
+}
+
+function formatNotes(notes: readonly string[]): string[] {
+	if (notes.length === 0) return [];
+	const shown = notes.slice(0, MAX_NOTES).map(note => `- ${note}`);
+	if (notes.length > MAX_NOTES) shown.push(`- … and ${formatCount(notes.length - MAX_NOTES)} more`);
+	return ['Notes:', ...shown];
+}
+
+function titleOf(files: readonly PatchFileSummary[]): string {
+	const names = files.slice(0, 3).map(file => (file.movedTo ? `${file.path} → ${file.movedTo}` : file.path));
+	const more = files.length > 3 ? ` and ${formatCount(files.length - 3)} more` : '';
+	return `Apply patch to ${plural(files.length, 'file')}: ${names.join(', ')}${more}`;
+}
+
+function plural(n: number, word: string): string {
+	return `${formatCount(n)} ${word}${n === 1 ? '' : 's'}`;
+}
+
+/** ` to src/a.ts` / ` to 3 files` for the progress line, from a cheap look at the headers. */
+function summarizeTargets(patch: string): string {
+	const names = new Set<string>();
+	for (const match of patch.matchAll(/^(?:\*\*\* (?:Add|Update|Delete) File: (.+)|\+\+\+ (?:b\/)?(.+))$/gm)) {
+		const name = (match[1] ?? match[2]).trim();
+		if (name !== '/dev/null') names.add(name);
+	}
+	if (names.size === 0) return '';
+	return names.size === 1 ? ` to ${[...names][0]}` : ` to ${names.size} files`;
+}

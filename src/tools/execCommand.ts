@@ -62,14 +62,14 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 		throw new CancelledError('Starting the session');
 	}
 	ctx.note({ target: oneLine(input.command, 60) });
-	return sessionResult(session, `Session ${session.id}: \`${oneLine(input.command)}\` in ${dir.display} (${tty ? 'pty' : 'pipes'}, pid ${session.pid}).`, pruned);
+	return sessionResult(session, `Session ${session.id}: \`${oneLine(input.command)}\` in ${dir.display} (${tty ? 'pty' : 'pipes'}, pid ${session.pid}).`, pruned && { session: pruned, maxLive: sessions.maxLive });
 }
 
 /** The reply of exec_command and write_stdin: a header, the new output, and what to do next. */
-export function sessionResult(session: Session, header: string, pruned?: Session): ToolResult {
+export function sessionResult(session: Session, header: string, pruned?: { session: Session; maxLive: number }): ToolResult {
 	const lines = [header];
 	if (pruned) {
-		lines.push(`Note: session ${pruned.id} (\`${oneLine(pruned.command, 40)}\`) was stopped to stay within ${MAX_LIVE_SESSIONS} live sessions; it was the one idle longest.`);
+		lines.push(`Note: session ${pruned.session.id} (\`${oneLine(pruned.session.command, 40)}\`) was stopped to stay within ${pruned.maxLive} live sessions; it was the one idle longest.`);
 	}
 	const { text, info } = session.read(droppedHint);
 	lines.push(text.trim() === '' ? '(no new output)' : text.replace(/\n+$/, ''));

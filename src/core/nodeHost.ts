@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Boundary, WorkspaceRoot } from './boundary';
-import { ApprovalRequest, createSharedState, FileChange, Host, SharedState } from './context';
+import { applyChangesAtomically } from './atomic';
+import { ApprovalRequest, createSharedState, Diagnostic, FileChange, Host, SharedState } from './context';
 import { commandLogDir } from './process';
 import { defaultSettings, Settings } from './settings';
 
@@ -16,6 +17,10 @@ export interface NodeHostOptions {
 	/** Unsaved editor text to pretend is open (tests). */
 	dirty?: Map<string, string>;
 	trusted?: boolean;
+	/** Diagnostics to pretend a language server reports (tests); plain Node has none. */
+	diagnostics?: (absolutePaths: readonly string[]) => Promise<Diagnostic[]>;
+	/** Called where an editor would open diff views (tests). */
+	showDiffs?: (changes: readonly FileChange[]) => Promise<void>;
 }
 
 /** A host for the CLI, the unit tests and the benchmarks: plain Node, no editor. */
@@ -26,9 +31,9 @@ export function createNodeHost(options: NodeHostOptions = {}): Host {
 		storageDir,
 		dirtyText: absolutePath => options.dirty?.get(absolutePath),
 		confirm: options.confirm ?? (async () => false),
-		applyChanges: options.applyChanges ?? (async () => {
-			throw new Error('This host cannot apply changes yet.');
-		}),
+		applyChanges: options.applyChanges ?? applyChangesAtomically,
+		...(options.diagnostics ? { diagnostics: options.diagnostics } : {}),
+		...(options.showDiffs ? { showDiffs: options.showDiffs } : {}),
 		isTrusted: () => options.trusted ?? true,
 	};
 }

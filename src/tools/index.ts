@@ -1,14 +1,20 @@
 import { execCommandTool } from './execCommand';
 import { killSessionTool } from './killSession';
 import { listSessionsTool } from './listSessions';
+import { editFileTool } from './editFile';
 import { readFileTool } from './readFile';
 import { runCommandTool } from './runCommand';
 import { writeStdinTool } from './writeStdin';
 import type { ToolDefinition } from './tool';
+import { writeFileTool } from './writeFile';
+import { writeOutputTool } from './writeOutput';
 
 /** Every tool Toolbelt offers, in the order people see them. */
 export const ALL_TOOLS: readonly ToolDefinition<any>[] = [
 	readFileTool,
+	writeFileTool,
+	editFileTool,
+	writeOutputTool,
 	runCommandTool,
 	execCommandTool,
 	writeStdinTool,

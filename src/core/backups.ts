@@ -1,0 +1,123 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { FileChange } from './context';
+
+/**
+ * Before every mutation the files it touches are copied to `<storageDir>/backups/<set>/`, with a
+ * manifest.json saying where each came from. The command palette lists the sets and restores one
+ * by committing the change set `restoreChanges` builds (so a restore is itself confirmed, backed
+ * up and undoable).
+ */
+
+export const BACKUP_FOLDER = 'backups';
+/** Sets kept; older ones are removed after each new backup. */
+export const MAX_BACKUP_SETS = 200;
+const MANIFEST = 'manifest.json';
+
+export interface BackupEntry {
+	/** Absolute path of the file the change touched. */
+	readonly path: string;
+	readonly displayPath: string;
+	/** False when the change created the file: restoring means deleting it. */
+	readonly existed: boolean;
+	/** File name of the copy inside the set's folder (when existed). */
+	readonly copy?: string;
+	/** Where the change moved the file, when it did. */
+	readonly movedTo?: string;
+}
+
+export interface BackupSet {
+	readonly id: string;
+	/** The folder holding the copies and manifest.json. */
+	readonly dir: string;
+	readonly title: string;
+	readonly createdAt: number;
+	readonly files: readonly BackupEntry[];
+}
+
+/** Copies the current disk content of every file a change set touches. Returns the copies' paths. */
+export async function backupOriginals(storageDir: string, title: string, changes: readonly FileChange[]): Promise<{ set: BackupSet; copies: string[] }> {
+	const root = path.join(storageDir, BACKUP_FOLDER);
+	const createdAt = Date.now();
+	const id = `${timestamp(createdAt)}-${randomBytes(3).toString('hex')}`;
+	const dir = path.join(root, id);
+	await fs.promises.mkdir(dir, { recursive: true });
+	const files: BackupEntry[] = [];
+	const copies: string[] = [];
+	for (const [index, change] of changes.entries()) {
+		const copy = `${index}-${path.basename(change.path)}`;
+		// copyFile may clone (reflink) on file systems that can: a 50 MB backup costs next to nothing there.
+		const existed = await fs.promises.copyFile(change.path, path.join(dir, copy), fs.constants.COPYFILE_FICLONE)
+			.then(() => true, (error: NodeJS.ErrnoException) => {
+				if (error.code === 'ENOENT') return false;
+				throw error;
+			});
+		if (existed) copies.push(path.join(dir, copy));
+		files.push({
+			path: change.path,
+			displayPath: change.displayPath,
+			existed,
+			...(existed ? { copy } : {}),
+			...(change.movedTo ? { movedTo: change.movedTo.path } : {}),
+		});
+	}
+	const set: BackupSet = { id, dir, title, createdAt, files };
+	await fs.promises.writeFile(path.join(dir, MANIFEST), JSON.stringify({ id, title, createdAt, files }, null, '\t'));
+	await prune(root);
+	return { set, copies };
+}
+
+function timestamp(ms: number): string {
+	return new Date(ms).toISOString().replace(/[-:]/g, '').replace('T', '-').replace(/\..*/, '');
+}
+
+/** Backup sets, newest first. Sets with an unreadable manifest are skipped. */
+export async function listBackups(storageDir: string): Promise<BackupSet[]> {
+	const root = path.join(storageDir, BACKUP_FOLDER);
+	const ids = await fs.promises.readdir(root).catch(() => [] as string[]);
+	const sets: BackupSet[] = [];
+	for (const id of ids) {
+		try {
+			const manifest = JSON.parse(await fs.promises.readFile(path.join(root, id, MANIFEST), 'utf8'));
+			sets.push({ id, dir: path.join(root, id), title: String(manifest.title), createdAt: Number(manifest.createdAt), files: manifest.files });
+		} catch {
+			// A set whose manifest was never written (crash during backup) has nothing reliable to restore.
+		}
+	}
+	return sets.sort((a, b) => b.createdAt - a.createdAt || b.id.localeCompare(a.id));
+}
+
+/**
+ * The change set that puts a backup's files back: each file gets its copy's bytes, files the
+ * change created are deleted, and moved files return to where they were.
+ */
+export async function restoreChanges(set: BackupSet, display: (absolute: string) => string): Promise<FileChange[]> {
+	const changes: FileChange[] = [];
+	for (const entry of set.files) {
+		const current = entry.movedTo ?? entry.path;
+		const now = await fs.promises.readFile(current).catch(() => null);
+		const original = entry.existed && entry.copy ? await fs.promises.readFile(path.join(set.dir, entry.copy)) : null;
+		if (now === null && original === null) continue;
+		if (entry.movedTo && now !== null && original !== null) {
+			// Back to the old place with the old bytes.
+			changes.push({ path: current, displayPath: display(current), before: now, after: original, movedTo: { path: entry.path, displayPath: display(entry.path) } });
+			continue;
+		}
+		if (entry.movedTo && now !== null) changes.push({ path: current, displayPath: display(current), before: now, after: null });
+		if (entry.movedTo) {
+			if (original !== null) changes.push({ path: entry.path, displayPath: display(entry.path), before: null, after: original });
+			continue;
+		}
+		changes.push({ path: entry.path, displayPath: display(entry.path), before: now, after: original });
+	}
+	return changes;
+}
+
+async function prune(root: string): Promise<void> {
+	const ids = (await fs.promises.readdir(root).catch(() => [] as string[])).sort();
+	const excess = ids.length - MAX_BACKUP_SETS;
+	for (const id of ids.slice(0, Math.max(0, excess))) {
+		await fs.promises.rm(path.join(root, id), { recursive: true, force: true }).catch(() => undefined);
+	}
+}

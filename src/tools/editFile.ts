@@ -1,0 +1,186 @@
+import { Type } from '@sinclair/typebox';
+import type { ToolContext } from '../core/context';
+import { ToolError } from '../core/errors';
+import { looksBinary } from '../core/files';
+import { LEVEL_DESCRIPTIONS, locateText, MatchLevel, nearestLines } from '../core/match';
+import { commitChanges, readCurrent, withFileLocks } from '../core/mutation';
+import { textResult, ToolResult } from '../core/result';
+import { decodeText, encodeText, fitToFormat, lineTable, TextFormat } from '../core/text';
+import { cutLine, formatBytes, formatCount } from '../core/truncate';
+import { boundedDiff, diagnosticsSection, statSummary } from './changeReport';
+import { defineTool } from './tool';
+
+const editSchema = Type.Object({
+	oldText: Type.String({ description: 'Text to find, copied exactly from the file (include enough surrounding lines to make it unique). Not line-numbered.' }),
+	newText: Type.String({ description: 'Text to put in its place (may be empty to delete).' }),
+	replaceAll: Type.Optional(Type.Boolean({ description: 'Replace every occurrence instead of requiring exactly one (default false).' })),
+}, { additionalProperties: false });
+
+const schema = Type.Object({
+	path: Type.String({ minLength: 1, description: 'File to edit: workspace-relative (or `folderName/…` in a multi-root workspace), or absolute inside the workspace.' }),
+	edits: Type.Array(editSchema, { minItems: 1, description: 'Replacements applied in order, each to the result of the previous one; all are applied or none.' }),
+}, { additionalProperties: false });
+
+type Input = typeof schema.static;
+
+/** Lines of file shown around a near miss. */
+const NEAR_MISS_LINES = 6;
+
+export const editFileTool = defineTool({
+	name: 'edit_file',
+	referenceName: 'tbEdit',
+	displayName: 'Edit File',
+	group: 'edit',
+	mutating: true,
+	icon: 'edit',
+	tags: ['files', 'edit'],
+	userDescription: 'Replace exact pieces of text in a file: all edits or none, with a backup, a diff and new problems.',
+	modelDescription: [
+		'Change part of an existing text file: each edit replaces `oldText` with `newText`. Edits apply in order to the text in memory and the file is written once; if any edit fails, nothing is written.',
+		'Each oldText must occur exactly once (add surrounding lines to make it unique) unless replaceAll is true; an error lists the line numbers of every match.',
+		'Copy oldText from read_file output without the line-number prefix. When there is no exact match, a tolerant search (trailing whitespace, indentation, curly quotes and dashes) may locate the text; only that region is replaced.',
+		'Line endings and BOM of the file are kept (write "\\n"). Unsaved editor changes are edited, not lost.',
+		'A file that changed on disk since you read it is refused (read it again). Returns a unified diff and any new errors the editor reports.',
+	].join(' '),
+	schema,
+	describe: input => `Editing ${input.path} (${input.edits.length} edit${input.edits.length === 1 ? '' : 's'})`,
+	run,
+});
+
+interface Located {
+	readonly index: number;
+	readonly level: MatchLevel;
+	readonly count: number;
+	readonly reindented: boolean;
+}
+
+async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
+	const target = await ctx.boundary.resolve(input.path, 'write');
+	const display = target.display;
+	checkEdits(input);
+	return withFileLocks(ctx.state, [target.absolute], async () => {
+		const current = await readCurrent(ctx, target.absolute, display);
+		if (!current.exists) {
+			throw new ToolError('not_found', `${display} does not exist. Nothing was written. Create it with write_file, or check the path with find_files.`);
+		}
+		const before = current.bytes!;
+		const decoded = textOf(before, display);
+		let text = decoded.text;
+		const located: Located[] = [];
+		for (const [index, edit] of input.edits.entries()) {
+			const result = applyEdit(text, edit, index, input.edits.length, decoded.format, display);
+			text = result.text;
+			located.push({ index, ...result.located });
+		}
+		const after = encodeText(text, decoded.format);
+		if (Buffer.from(after).equals(Buffer.from(before))) {
+			return textResult(`No change: the edits leave ${display} exactly as it was. Nothing was written.`, { path: display });
+		}
+		const commit = await commitChanges(ctx, `Edit ${display}`, [{ path: target.absolute, displayPath: display, before, after }]);
+		const diff = boundedDiff(commit.diff, `read ${display} with read_file to see the result`);
+		const lines = [
+			`Edited ${display}${current.fromEditor ? ' (its unsaved editor text)' : ''}: ${input.edits.length} edit${input.edits.length === 1 ? '' : 's'}, ${statSummary(commit)}.`,
+			...located.flatMap(describeLocated),
+			'',
+			diff.text,
+			...diagnosticsSection(commit),
+		];
+		return textResult(lines.join('\n'), {
+			truncated: diff.truncated,
+			path: display,
+			edits: input.edits.length,
+			replacements: located.reduce((sum, one) => sum + one.count, 0),
+			added: commit.stats[0]?.added ?? 0,
+			removed: commit.stats[0]?.removed ?? 0,
+			tolerantMatches: located.filter(one => one.level !== 'exact').map(one => ({ edit: one.index + 1, level: one.level })),
+			filesTouched: [display],
+		});
+	});
+}
+
+/** Input mistakes caught before the file is read. */
+function checkEdits(input: Input): void {
+	for (const [index, edit] of input.edits.entries()) {
+		const name = editName(index, input.edits.length);
+		if (edit.oldText === '') {
+			throw new ToolError('invalid_input', `${name}: oldText is empty. Nothing was written. Quote the text to replace (with a line or two around it); to write a whole file use write_file.`);
+		}
+		if (edit.oldText === edit.newText) {
+			throw new ToolError('invalid_input', `${name}: oldText and newText are the same, so it would change nothing. Nothing was written. Put the new text in newText.`);
+		}
+	}
+}
+
+function editName(index: number, count: number): string {
+	return count === 1 ? 'The edit' : `Edit #${index + 1}`;
+}
+
+function textOf(bytes: Uint8Array, display: string): { text: string; format: TextFormat } {
+	if (looksBinary(bytes.subarray(0, 8192))) {
+		throw new ToolError('binary_file', `${display} is a binary file (${formatBytes(bytes.byteLength)}); it cannot be edited as text. Nothing was written. Use write_file with encoding "base64" to replace it.`);
+	}
+	const decoded = decodeText(bytes);
+	if (!decoded) {
+		throw new ToolError('binary_file', `${display} is not valid UTF-8 text (another encoding?); editing it as text would corrupt it. Nothing was written. Ask the user, or replace the whole file with write_file.`);
+	}
+	return decoded;
+}
+
+function applyEdit(
+	text: string,
+	edit: Input['edits'][number],
+	index: number,
+	count: number,
+	format: TextFormat,
+	display: string,
+): { text: string; located: Omit<Located, 'index'> } {
+	const name = editName(index, count);
+	const oldText = fitToFormat(edit.oldText, format);
+	const newText = fitToFormat(edit.newText, format);
+	const location = locateText(text, oldText, edit.replaceAll ?? false);
+	if (location.kind === 'none') throw notFound(text, oldText, name, display, index > 0);
+	if (location.kind === 'ambiguous') {
+		const shown = location.lines.slice(0, 20).map(formatCount).join(', ');
+		const more = location.lines.length > 20 ? ` and ${location.lines.length - 20} more` : '';
+		const how = location.level === 'exact' ? '' : ` (${LEVEL_DESCRIPTIONS[location.level]})`;
+		throw new ToolError(
+			'ambiguous_match',
+			`${name}: oldText matched ${formatCount(location.lines.length)} times in ${display}${how}, at lines ${shown}${more}. Nothing was written. Add surrounding lines to oldText so it matches once, or set replaceAll: true to change every occurrence.`,
+			{ edit: index + 1, lines: location.lines },
+		);
+	}
+	let result = text;
+	let reindented = false;
+	// Right to left, so earlier offsets stay valid.
+	for (const range of [...location.ranges].reverse()) {
+		const replacement = range.reindent ? range.reindent(newText) : newText;
+		if (replacement !== newText) reindented = true;
+		result = result.slice(0, range.start) + replacement + result.slice(range.end);
+	}
+	return { text: result, located: { level: location.level, count: location.ranges.length, reindented } };
+}
+
+function notFound(text: string, oldText: string, name: string, display: string, afterEarlierEdits: boolean): ToolError {
+	const table = lineTable(text);
+	const quoted = oldText.split('\n').map(line => line.replace(/\r$/, ''));
+	const near = nearestLines(table.lines, quoted);
+	const earlier = afterEarlierEdits ? ' (after the earlier edits of this call were applied in memory)' : '';
+	let hint = `Read the file again with read_file and copy the text exactly.`;
+	if (near) {
+		const from = near.index;
+		const to = Math.min(table.lines.length, from + Math.max(quoted.length, 1) + 1, from + NEAR_MISS_LINES);
+		const excerpt = table.lines.slice(from, to).map((line, i) => `${from + i + 1}\t${cutLine(line, 200).text}`).join('\n');
+		hint = `The most similar text is at line ${formatCount(from + 1)}:\n${excerpt}\nCopy oldText exactly from the file (without the line numbers), or read it again with read_file offset=${Math.max(1, from - 4)}.`;
+	}
+	return new ToolError(
+		'no_match',
+		`${name}: oldText was not found in ${display}${earlier}, not even ignoring whitespace, indentation and Unicode quotes/dashes. Nothing was written. ${hint}`,
+	);
+}
+
+function describeLocated(one: Located): string[] {
+	if (one.level === 'exact') return one.count > 1 ? [`Edit #${one.index + 1} replaced ${formatCount(one.count)} occurrences.`] : [];
+	const reindent = one.reindented ? ', and the new text was re-indented to match the file' : '';
+	const times = one.count > 1 ? ` (${formatCount(one.count)} occurrences)` : '';
+	return [`Edit #${one.index + 1} had no exact match; it was located ${LEVEL_DESCRIPTIONS[one.level]}${times}. Only the located text was replaced${reindent}; check the diff.`];
+}

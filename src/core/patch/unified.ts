@@ -16,7 +16,8 @@ import {
 export function looksUnified(lines: readonly PatchTextLine[]): boolean {
 	return lines.some((line, index) => line.text.startsWith('diff --git ')
 		|| (line.text.startsWith('--- ') && lines[index + 1]?.text.startsWith('+++ '))
-		|| /^@@ -\d/.test(line.text));
+		|| /^@@ -\d/.test(line.text)
+		|| isBinaryMarker(line.text));
 }
 
 export interface UnifiedParse {
@@ -162,7 +163,7 @@ class UnifiedParser {
 			newCount = counts[4] === undefined ? 1 : Number(counts[4]);
 		} else {
 			const text = header.text.replace(/^@@/, '').replace(/@@\s*$/, '').trim();
-			if (/^-\d/.test(text)) {
+			if (/^-\d/.test(text) || /^-\S*\s+\+\S*$/.test(text)) {
 				throw new PatchParseError(header.number, `expected a hunk header like '@@ -12,5 +12,6 @@', found ${showLine(header.text)}.`);
 			}
 			// A bare '@@' (no line numbers) is placed by its lines alone; '@@ text' names a line above it.

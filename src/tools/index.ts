@@ -1,3 +1,4 @@
+import { applyPatchTool } from './applyPatch';
 import { execCommandTool } from './execCommand';
 import { killSessionTool } from './killSession';
 import { listSessionsTool } from './listSessions';
@@ -14,6 +15,7 @@ export const ALL_TOOLS: readonly ToolDefinition<any>[] = [
 	readFileTool,
 	writeFileTool,
 	editFileTool,
+	applyPatchTool,
 	writeOutputTool,
 	runCommandTool,
 	execCommandTool,

@@ -13,6 +13,8 @@ const common = {
 	platform: 'node',
 	target: 'node20',
 	external,
+	// Prefer ES module builds: some packages' UMD builds (jsonc-parser) hide their requires from the bundler.
+	mainFields: ['module', 'main'],
 	minify: production,
 	sourcemap: !production,
 	sourcesContent: false,

@@ -7,13 +7,16 @@ import { createVscodeHost } from './vscode/host';
 import { registerLanguageModelTools } from './vscode/lmTools';
 import { createLogSink } from './vscode/log';
 import { applyWithWorkspaceEdit, registerOriginalContentProvider, showDiffs } from './vscode/mutation';
+import { registerWorkbenchUi } from './vscode/ui';
 
 export function activate(context: vscode.ExtensionContext): ToolbeltApi {
 	const storage = context.storageUri ?? context.globalStorageUri;
 	const host = createVscodeHost({ storageDir: storage.fsPath, applyChanges: applyWithWorkspaceEdit, showDiffs });
-	const registry = new ToolRegistry(ALL_TOOLS, createVscodeEnvironment(host, context.subscriptions));
+	const env = createVscodeEnvironment(host, context.subscriptions);
+	const registry = new ToolRegistry(ALL_TOOLS, env);
 	const log = vscode.window.createOutputChannel('Toolbelt', { log: true });
 	context.subscriptions.push(log, registerOriginalContentProvider(), registry.onEvent(createLogSink(log)), ...registerLanguageModelTools(registry, ALL_TOOLS));
+	registerWorkbenchUi(context.subscriptions, { registry, env, tools: ALL_TOOLS, log });
 	return createApi(registry, context.subscriptions, toAbortSignal);
 }
 

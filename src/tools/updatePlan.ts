@@ -1,0 +1,42 @@
+import { Type } from '@sinclair/typebox';
+import type { ToolContext } from '../core/context';
+import { countTasks, MAX_TASKS, renderPlan, summarize, taskSchema } from '../core/plan';
+import { textResult, ToolResult } from '../core/result';
+import { planText, savePlan, withPlanForChange } from './planShared';
+import { defineTool } from './tool';
+
+const schema = Type.Object({
+	tasks: Type.Array(taskSchema, { maxItems: MAX_TASKS, description: `The whole plan, in order (at most ${MAX_TASKS} tasks): it replaces the previous one. An empty list clears the plan.` }),
+	abridged: Type.Optional(Type.Boolean({ description: 'true: the result shows one line per task instead of the full plan. Default false.' })),
+}, { additionalProperties: false });
+
+export const updatePlanTool = defineTool({
+	name: 'update_plan',
+	referenceName: 'tbUpdatePlan',
+	displayName: 'Update Plan',
+	group: 'plan',
+	mutating: true,
+	icon: 'checklist',
+	tags: ['plan', 'todo'],
+	userDescription: 'Replace the plan with a new list of tasks (title, status, details).',
+	modelDescription: [
+		'Write the plan for multi-step work: the full ordered task list, each `{ title, status, details? }` with status `pending`, `in_progress` or `completed`.',
+		`It replaces the previous plan (send every task, not only the changed ones); at most ${MAX_TASKS} tasks.`,
+		'Keep exactly one task in_progress while working; mark tasks completed as soon as they are done (complete_task is shorter for that).',
+		'The user sees the plan in the Plan view and may tick tasks; call get_plan first if it may have changed. Returns the plan as saved.',
+	].join(' '),
+	schema,
+	describe: input => `Updating the plan (${input.tasks.length} task${input.tasks.length === 1 ? '' : 's'})`,
+	run,
+});
+
+async function run(input: typeof schema.static, ctx: ToolContext): Promise<ToolResult> {
+	const plan = { tasks: input.tasks };
+	const { state, kept } = await withPlanForChange(ctx, async state => ({ state, kept: await savePlan(ctx, state, plan, `Update the plan (${state.display})`) }));
+	const notes = [`Plan saved to ${state.display}: ${summarize(plan)}.`];
+	const counts = countTasks(plan);
+	if (counts.inProgress > 1) notes.push(`Note: ${counts.inProgress} tasks are in progress; keep one in progress at a time.`);
+	if (kept) notes.push(kept);
+	const rendered = planText(renderPlan(plan, { abridged: input.abridged }), ctx);
+	return textResult(`${notes.join('\n')}\n\n${rendered.text}`, { ...rendered.metadata, path: state.display, ...counts, filesTouched: [state.display] });
+}

@@ -1,0 +1,159 @@
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { ActivityRecord, ActivityStore } from '../core/activityStore';
+import type { ToolEvent, ToolStatus } from '../core/context';
+import type { ToolRegistry } from '../tools/registry';
+import type { ToolDocuments } from './documents';
+
+export const ACTIVITY_VIEW = 'toolbelt.activity';
+const FILE_NAME = 'activity.json';
+
+/** Opens the diff of what a mutating call changed; false when there is nothing to show. */
+export type DiffOpener = (record: ActivityRecord) => Promise<boolean>;
+
+/**
+ * The Activity view: every tool call from any caller (chat, command palette, other extensions),
+ * newest first, kept across reloads in the workspace's storage. The store loads in the
+ * background so activation does no I/O; events that come first wait for it.
+ */
+export class ActivityView implements vscode.TreeDataProvider<ActivityRecord>, vscode.Disposable {
+	private store: ActivityStore | undefined;
+	private readonly early: ToolEvent[] = [];
+	private readonly changed = new vscode.EventEmitter<ActivityRecord | undefined>();
+	readonly onDidChangeTreeData = this.changed.event;
+	private readonly disposables: vscode.Disposable[] = [];
+	readonly ready: Promise<void>;
+	openDiff: DiffOpener = async () => false;
+
+	constructor(
+		private readonly registry: ToolRegistry,
+		private readonly documents: ToolDocuments,
+		storageDir: string,
+		private readonly log: vscode.LogOutputChannel,
+	) {
+		this.disposables.push(this.changed, registry.onEvent(event => this.onEvent(event)));
+		this.ready = this.load(path.join(storageDir, FILE_NAME));
+		const view = vscode.window.createTreeView(ACTIVITY_VIEW, { treeDataProvider: this, showCollapseAll: false });
+		this.disposables.push(view);
+	}
+
+	private async load(file: string): Promise<void> {
+		const { store, problem } = await ActivityStore.load(file);
+		if (problem) {
+			this.log.warn(problem);
+			void vscode.window.showWarningMessage(`Toolbelt: ${problem}`);
+		}
+		this.store = store;
+		this.disposables.push(store.onDidChange(() => this.changed.fire(undefined)), { dispose: () => void store.flush() });
+		for (const event of this.early.splice(0)) this.apply(event);
+		this.changed.fire(undefined);
+	}
+
+	private onEvent(event: ToolEvent): void {
+		if (this.store) this.apply(event);
+		else this.early.push(event);
+	}
+
+	private apply(event: ToolEvent): void {
+		this.store?.record(event, this.registry.get(event.tool)?.mutating ?? false);
+	}
+
+	records(): readonly ActivityRecord[] {
+		return this.store?.records() ?? [];
+	}
+
+	clear(): void {
+		this.store?.clear();
+	}
+
+	async flush(): Promise<void> {
+		await this.ready;
+		await this.store?.flush();
+	}
+
+	getChildren(element?: ActivityRecord): ActivityRecord[] {
+		return element ? [] : [...this.records()];
+	}
+
+	getTreeItem(record: ActivityRecord): vscode.TreeItem {
+		const item = new vscode.TreeItem(record.tool, vscode.TreeItemCollapsibleState.None);
+		item.id = record.id;
+		item.description = rowDescription(record);
+		item.iconPath = STATUS_ICONS[record.status];
+		item.tooltip = tooltip(record);
+		item.contextValue = record.mutating && record.status === 'done' ? 'mutating' : 'call';
+		item.command = { command: 'toolbelt.activity.open', title: 'Open', arguments: [record.id] };
+		item.accessibilityInformation = { label: `${record.tool} ${record.target ?? ''} ${record.status} ${formatDuration(record.durationMs)}` };
+		return item;
+	}
+
+	/** A mutating call that went through shows its diff; any other shows its input and result. */
+	async open(id: string): Promise<void> {
+		const record = this.store?.get(id);
+		if (!record) return;
+		if (record.mutating && record.status === 'done' && await this.openDiff(record)) return;
+		await this.showDetails(id);
+	}
+
+	async showDetails(id: string): Promise<void> {
+		const record = this.store?.get(id);
+		if (!record) return;
+		const uri = this.documents.addText(`${record.tool} ${record.id}.txt`, detailsText(record));
+		await vscode.window.showTextDocument(uri, { preview: true });
+	}
+
+	dispose(): void {
+		for (const disposable of this.disposables.splice(0)) disposable.dispose();
+	}
+}
+
+const STATUS_ICONS: Record<ToolStatus, vscode.ThemeIcon> = {
+	running: new vscode.ThemeIcon('loading~spin'),
+	done: new vscode.ThemeIcon('pass', new vscode.ThemeColor('testing.iconPassed')),
+	failed: new vscode.ThemeIcon('error', new vscode.ThemeColor('testing.iconFailed')),
+	declined: new vscode.ThemeIcon('circle-slash', new vscode.ThemeColor('testing.iconSkipped')),
+	cancelled: new vscode.ThemeIcon('debug-stop', new vscode.ThemeColor('testing.iconSkipped')),
+};
+
+const TARGET_CHARS = 48;
+
+export function rowDescription(record: ActivityRecord): string {
+	const target = record.target && record.target.length > TARGET_CHARS ? `${record.target.slice(0, TARGET_CHARS - 1)}…` : record.target;
+	const parts = [target, record.status === 'running' ? 'running' : `${record.status} ${formatDuration(record.durationMs)}`];
+	if (record.truncated) parts.push('✂ truncated');
+	return parts.filter(Boolean).join(' · ');
+}
+
+export function formatDuration(ms: number | undefined): string {
+	if (ms === undefined) return '';
+	if (ms < 1000) return `${ms} ms`;
+	if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
+	return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
+}
+
+function tooltip(record: ActivityRecord): vscode.MarkdownString {
+	const lines = [
+		`**${record.tool}** — ${record.status}${record.durationMs !== undefined ? ` in ${formatDuration(record.durationMs)}` : ''}`,
+		record.target ? `\n${escape(record.target)}` : '',
+		`\nStarted ${new Date(record.startedAt).toLocaleString()}`,
+		record.truncated ? '\nThe result was truncated (see its marker for how to get the rest).' : '',
+		record.filesTouched?.length ? `\nFiles: ${record.filesTouched.map(escape).join(', ')}` : '',
+		record.error ? `\n${escape(record.error.message.split('\n')[0])}` : '',
+	];
+	return new vscode.MarkdownString(lines.filter(Boolean).join('\n'));
+}
+
+function escape(text: string): string {
+	return text.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, '\\$&');
+}
+
+export function detailsText(record: ActivityRecord): string {
+	const header = [
+		`${record.tool} — ${record.status}${record.durationMs !== undefined ? ` in ${formatDuration(record.durationMs)}` : ''}, started ${new Date(record.startedAt).toISOString()}`,
+		record.target ? `Target: ${record.target}` : '',
+		record.filesTouched?.length ? `Files touched: ${record.filesTouched.join(', ')}` : '',
+		record.truncated ? 'The result was truncated.' : '',
+	].filter(Boolean);
+	const result = record.resultText ?? (record.status === 'running' ? '(still running)' : '(none)');
+	return [...header, '', '── Input ──', record.inputText ?? '(none)', '', '── Result ──', result, ''].join('\n');
+}

@@ -1,0 +1,127 @@
+import * as vscode from 'vscode';
+import type { SharedState } from '../core/context';
+import type { ToolDefinition } from '../tools/tool';
+import type { ActivityView } from './activityView';
+import type { BackupsUi } from './backupsUi';
+import type { PlanView } from './planView';
+import { runAndShow, runInputDocument, RunToolUi, runToolCommand } from './runTool';
+import { refuseUntrusted } from './trust';
+
+export interface CommandsUi extends RunToolUi {
+	readonly activity: ActivityView;
+	readonly plan: PlanView;
+	readonly backups: BackupsUi;
+	readonly state: SharedState;
+}
+
+/** Every `toolbelt.*` command. Titles, categories and `when` clauses are in package.json. */
+export function registerCommands(ui: CommandsUi): vscode.Disposable[] {
+	const register = (id: string, run: (...args: any[]) => unknown) => vscode.commands.registerCommand(id, run);
+	return [
+		register('toolbelt.runTool', (toolName?: string) => runToolCommand(ui, typeof toolName === 'string' ? toolName : undefined)),
+		register('toolbelt.runInputDocument', (uri?: vscode.Uri) => runInputDocument(ui, uri instanceof vscode.Uri ? uri : undefined)),
+		register('toolbelt.searchWorkspace', () => searchWorkspace(ui)),
+		register('toolbelt.findFiles', () => findFiles(ui)),
+		register('toolbelt.applyPatchFromEditor', () => applyPatchFromEditor(ui)),
+		register('toolbelt.applyPatchFromClipboard', () => applyPatchFromClipboard(ui)),
+		register('toolbelt.showActivity', () => vscode.commands.executeCommand('toolbelt.activity.focus')),
+		register('toolbelt.clearActivity', () => ui.activity.clear()),
+		register('toolbelt.activity.open', (id: string) => ui.activity.open(id)),
+		register('toolbelt.activity.showDetails', (record: { id: string } | string) => ui.activity.showDetails(typeof record === 'string' ? record : record.id)),
+		register('toolbelt.activity.showDiff', (record: { id: string } | string) => ui.activity.open(typeof record === 'string' ? record : record.id)),
+		register('toolbelt.restoreBackup', () => ui.backups.restoreCommand()),
+		register('toolbelt.stopAllSessions', () => stopAllSessions(ui.state)),
+		register('toolbelt.openPlan', () => openPlan(ui)),
+		register('toolbelt.refreshPlan', () => ui.plan.refresh()),
+		register('toolbelt.plan.complete', (item: { number: number; task: never }) => ui.plan.setCompleted(item, true)),
+		register('toolbelt.plan.reopen', (item: { number: number; task: never }) => ui.plan.setCompleted(item, false)),
+	];
+}
+
+function toolOrSay(ui: RunToolUi, name: string): ToolDefinition<any> | undefined {
+	const tool = ui.registry.get(name);
+	if (!tool) void vscode.window.showWarningMessage(`Toolbelt: the ${name} tool is not available in this version.`);
+	return tool;
+}
+
+/** The selected text (one line) is the likely thing to search for. */
+function selectedText(): string {
+	const editor = vscode.window.activeTextEditor;
+	const text = editor && !editor.selection.isEmpty ? editor.document.getText(editor.selection) : '';
+	return text.includes('\n') ? '' : text;
+}
+
+async function searchWorkspace(ui: RunToolUi): Promise<void> {
+	const tool = toolOrSay(ui, 'grep');
+	if (!tool) return;
+	const selection = selectedText();
+	const pattern = await vscode.window.showInputBox({
+		title: 'Toolbelt: Search Workspace (grep)',
+		prompt: 'A regular expression (ripgrep syntax). Results open in an editor; click a path to go there.',
+		value: selection.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+		placeHolder: 'e.g. TODO|FIXME',
+		ignoreFocusOut: true,
+		validateInput: value => (value ? undefined : 'Type what to search for.'),
+	});
+	if (pattern) await runAndShow(ui, tool, { pattern });
+}
+
+async function findFiles(ui: RunToolUi): Promise<void> {
+	const tool = toolOrSay(ui, 'find_files');
+	if (!tool) return;
+	const pattern = await vscode.window.showInputBox({
+		title: 'Toolbelt: Find Files',
+		prompt: 'A glob, matched against workspace-relative paths (.gitignore is honoured).',
+		value: '**/*',
+		valueSelection: [3, 4],
+		ignoreFocusOut: true,
+		validateInput: value => (value ? undefined : 'Type a glob, for example **/*.ts'),
+	});
+	if (pattern) await runAndShow(ui, tool, { pattern });
+}
+
+async function applyPatchFromEditor(ui: RunToolUi): Promise<void> {
+	const tool = toolOrSay(ui, 'apply_patch');
+	const editor = vscode.window.activeTextEditor;
+	if (!tool || refuseUntrusted('Apply Patch from Editor')) return;
+	if (!editor) {
+		void vscode.window.showWarningMessage('Toolbelt: open the patch (a unified diff or a *** Begin Patch envelope) in an editor first.');
+		return;
+	}
+	const patch = editor.selection.isEmpty ? editor.document.getText() : editor.document.getText(editor.selection);
+	if (!patch.trim()) {
+		void vscode.window.showWarningMessage('Toolbelt: the editor (or its selection) is empty; there is no patch to apply.');
+		return;
+	}
+	await runAndShow(ui, tool, { patch });
+}
+
+async function applyPatchFromClipboard(ui: RunToolUi): Promise<void> {
+	const tool = toolOrSay(ui, 'apply_patch');
+	if (!tool || refuseUntrusted('Apply Patch from Clipboard')) return;
+	const patch = await vscode.env.clipboard.readText();
+	if (!patch.trim()) {
+		void vscode.window.showWarningMessage('Toolbelt: the clipboard is empty; copy a patch (a unified diff or a *** Begin Patch envelope) first.');
+		return;
+	}
+	await runAndShow(ui, tool, { patch });
+}
+
+async function stopAllSessions(state: SharedState): Promise<number> {
+	const sessions = state.sessions;
+	const live = sessions?.live().length ?? 0;
+	if (!sessions || !live) {
+		void vscode.window.showInformationMessage('Toolbelt: no sessions are running.');
+		return 0;
+	}
+	const stopped = await sessions.killAll('killed');
+	void vscode.window.showInformationMessage(`Toolbelt: stopped ${stopped} session${stopped === 1 ? '' : 's'}.`);
+	return stopped;
+}
+
+async function openPlan(ui: CommandsUi): Promise<void> {
+	await vscode.commands.executeCommand('toolbelt.plan.focus');
+	const state = await ui.plan.locate();
+	if (state?.exists) await vscode.window.showTextDocument(vscode.Uri.file(state.absolute), { preview: false });
+	else if (state) void vscode.window.showInformationMessage(`Toolbelt: there is no plan yet (${state.display}). It appears when a model calls update_plan, or run update_plan from Toolbelt: Run Tool….`);
+}

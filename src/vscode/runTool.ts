@@ -1,0 +1,207 @@
+import * as vscode from 'vscode';
+import { checkJsonInput, initialJsonText, InputProblem } from '../core/jsonInput';
+import type { ToolResult } from '../core/result';
+import { fieldPrompt, FieldValue, FormField, formFields, parseFieldInput, showValue, skeletonInput, stripMarkdown } from '../core/schemaForm';
+import type { ToolRegistry } from '../tools/registry';
+import type { ToolDefinition } from '../tools/tool';
+import { toAbortSignal } from './cancellation';
+import type { ToolDocuments } from './documents';
+import { refuseUntrusted, showUntrustedRefusal } from './trust';
+
+/** What the command palette flows share. */
+export interface RunToolUi {
+	readonly registry: ToolRegistry;
+	readonly tools: readonly ToolDefinition<any>[];
+	readonly documents: ToolDocuments;
+	/** Problems of JSON input documents, shown in their editors. */
+	readonly inputProblems: vscode.DiagnosticCollection;
+}
+
+const GROUP_LABELS: Record<string, string> = { read: 'Read and find', edit: 'Change files', commands: 'Run commands', plan: 'Plan' };
+
+/** `Toolbelt: Run Tool…`: pick a tool, give its input (prompts or JSON), see the result. */
+export async function runToolCommand(ui: RunToolUi, toolName?: string): Promise<void> {
+	const tool = toolName ? ui.registry.get(toolName) : await pickTool(ui.tools);
+	if (!tool) return;
+	if (tool.mutating && refuseUntrusted(`Run ${tool.name}`)) return;
+	const method = await pickMethod(tool);
+	if (method === 'json') return openJsonInput(ui, tool);
+	if (method !== 'prompts') return;
+	const input = await promptForInput(tool);
+	if (input) await runAndShow(ui, tool, input);
+}
+
+async function pickTool(tools: readonly ToolDefinition<any>[]): Promise<ToolDefinition<any> | undefined> {
+	type Item = vscode.QuickPickItem & { tool?: ToolDefinition<any> };
+	const items: Item[] = [];
+	for (const group of Object.keys(GROUP_LABELS)) {
+		const members = tools.filter(tool => tool.group === group);
+		if (!members.length) continue;
+		items.push({ label: GROUP_LABELS[group], kind: vscode.QuickPickItemKind.Separator });
+		for (const tool of members) {
+			items.push({ label: `$(${tool.icon}) ${tool.name}`, description: tool.displayName, detail: tool.userDescription, tool });
+		}
+	}
+	const choice = await vscode.window.showQuickPick(items, { title: 'Toolbelt: Run Tool', placeHolder: 'Pick a tool', matchOnDescription: true, matchOnDetail: true });
+	return choice?.tool;
+}
+
+async function pickMethod(tool: ToolDefinition<any>): Promise<'prompts' | 'json' | undefined> {
+	if (!formFields(tool.schema).length) return 'prompts';
+	const items: (vscode.QuickPickItem & { method: 'prompts' | 'json' })[] = [
+		{ label: '$(list-selection) Fill in prompts', detail: 'One question per field: required fields first, then any optional ones you choose.', method: 'prompts' },
+		{ label: '$(json) Edit as JSON', detail: 'An editor with completion and checks from the tool\'s schema; best for multi-line text and lists.', method: 'json' },
+	];
+	const choice = await vscode.window.showQuickPick(items, { title: `Toolbelt: ${tool.name} — how to give the input` });
+	return choice?.method;
+}
+
+/** Asks for every required field, then offers the optional ones until the person picks Run. */
+export async function promptForInput(tool: ToolDefinition<any>): Promise<Record<string, unknown> | undefined> {
+	const fields = formFields(tool.schema);
+	const values: Record<string, unknown> = {};
+	for (const field of fields.filter(candidate => candidate.required)) {
+		const answer = await askField(tool, field, undefined);
+		if (!answer) return undefined;
+		if ('value' in answer) values[field.name] = answer.value;
+	}
+	const optional = fields.filter(field => !field.required);
+	for (;;) {
+		if (!optional.length) return values;
+		const field = await pickOptionalField(tool, optional, values);
+		if (field === 'run') return values;
+		if (!field) return undefined;
+		const answer = await askField(tool, field, values[field.name]);
+		if (!answer) continue;
+		if ('value' in answer) values[field.name] = answer.value;
+		else delete values[field.name];
+	}
+}
+
+async function pickOptionalField(tool: ToolDefinition<any>, optional: FormField[], values: Record<string, unknown>): Promise<FormField | 'run' | undefined> {
+	type Item = vscode.QuickPickItem & { field?: FormField };
+	const items: Item[] = [
+		{ label: `$(play) Run ${tool.name}`, description: Object.keys(values).length ? showValue(values) : '' },
+		{ label: 'Optional fields', kind: vscode.QuickPickItemKind.Separator },
+		...optional.map(field => ({
+			label: field.name,
+			description: field.name in values ? `= ${showValue(values[field.name])}` : field.defaultValue !== undefined ? `default ${showValue(field.defaultValue)}` : 'default',
+			detail: stripMarkdown(field.description),
+			field,
+		})),
+	];
+	const choice = await vscode.window.showQuickPick(items, { title: `Toolbelt: ${tool.name} — run, or set an optional field`, ignoreFocusOut: true, matchOnDetail: true });
+	if (!choice) return undefined;
+	return choice.field ?? 'run';
+}
+
+/** One prompt. Undefined when the person pressed Escape. */
+async function askField(tool: ToolDefinition<any>, field: FormField, current: unknown): Promise<FieldValue | undefined> {
+	const { title, prompt, placeHolder } = fieldPrompt(field);
+	const fullTitle = `Toolbelt: ${tool.name} — ${title}`;
+	if (field.kind === 'enum' || field.kind === 'boolean') {
+		const options: { label: string; value: unknown }[] = field.kind === 'boolean'
+			? [{ label: 'Yes', value: true }, { label: 'No', value: false }]
+			: (field.options ?? []).map(option => ({ label: String(option), value: option }));
+		const items: (vscode.QuickPickItem & { value?: unknown; skip?: boolean })[] = options.map(option => ({
+			...option, description: option.value === field.defaultValue ? 'default' : option.value === current ? 'current' : undefined,
+		}));
+		if (!field.required) items.push({ label: '(leave unset: the tool\'s default)', skip: true });
+		const choice = await vscode.window.showQuickPick(items, { title: fullTitle, placeHolder: prompt, ignoreFocusOut: true });
+		if (!choice) return undefined;
+		return choice.skip ? { skip: true } : { value: choice.value };
+	}
+	const text = await vscode.window.showInputBox({
+		title: fullTitle,
+		prompt,
+		placeHolder,
+		value: current === undefined ? '' : typeof current === 'string' ? current : JSON.stringify(current),
+		ignoreFocusOut: true,
+		validateInput: value => {
+			const parsed = parseFieldInput(field, value);
+			return 'error' in parsed ? parsed.error : undefined;
+		},
+	});
+	return text === undefined ? undefined : parseFieldInput(field, text);
+}
+
+/** Opens (or reopens) the tool's JSON input document, tied to its schema. */
+export async function openJsonInput(ui: RunToolUi, tool: ToolDefinition<any>): Promise<void> {
+	await ui.documents.openInput(tool, () => initialJsonText(ui.documents.schemaUri(tool).toString(), skeletonInput(tool.schema)));
+	void vscode.window.showInformationMessage(`Edit the input of ${tool.name}, then press ▶ (Run Tool with This Input) in the editor's title bar.`);
+}
+
+/** Runs the input document in the active editor (or the one given), or shows why not. */
+export async function runInputDocument(ui: RunToolUi, uri?: vscode.Uri): Promise<ToolResult | undefined> {
+	const document = uri
+		? await vscode.workspace.openTextDocument(uri)
+		: vscode.window.activeTextEditor?.document;
+	const tool = document && ui.documents.toolOfInput(document.uri);
+	if (!document || !tool) {
+		void vscode.window.showWarningMessage('Toolbelt: open a tool input first (Toolbelt: Run Tool… → Edit as JSON).');
+		return undefined;
+	}
+	if (tool.mutating && refuseUntrusted(`Run ${tool.name}`)) return undefined;
+	const checked = checkJsonInput(document.getText(), tool.schema);
+	if ('problems' in checked) {
+		ui.inputProblems.set(document.uri, checked.problems.map(problem => toDiagnostic(document, problem)));
+		const count = checked.problems.length;
+		void vscode.window.showErrorMessage(`Toolbelt: the input of ${tool.name} has ${count} problem${count === 1 ? '' : 's'} (underlined in the editor); nothing was run.`);
+		return undefined;
+	}
+	ui.inputProblems.delete(document.uri);
+	return runAndShow(ui, tool, checked.input);
+}
+
+function toDiagnostic(document: vscode.TextDocument, problem: InputProblem): vscode.Diagnostic {
+	const range = new vscode.Range(document.positionAt(problem.offset), document.positionAt(problem.offset + problem.length));
+	const diagnostic = new vscode.Diagnostic(range, problem.message, vscode.DiagnosticSeverity.Error);
+	diagnostic.source = 'Toolbelt';
+	return diagnostic;
+}
+
+/** Runs a tool with a cancellable progress notification; the person's Cancel aborts the call. */
+export function runWithProgress(registry: ToolRegistry, tool: ToolDefinition<any>, input: unknown): Thenable<ToolResult> {
+	return vscode.window.withProgress(
+		{ location: vscode.ProgressLocation.Notification, title: `Toolbelt: ${describe(tool, input)}`, cancellable: true },
+		(_progress, token) => registry.invoke(tool.name, input, { signal: toAbortSignal(token), approval: 'ask' }),
+	);
+}
+
+export async function runAndShow(ui: RunToolUi, tool: ToolDefinition<any>, input: unknown): Promise<ToolResult> {
+	const result = await runWithProgress(ui.registry, tool, input);
+	await presentResult(ui, tool, input, result);
+	return result;
+}
+
+/** Declines, cancels and trust refusals are a notification; anything else opens the result. */
+export async function presentResult(ui: RunToolUi, tool: ToolDefinition<any>, input: unknown, result: ToolResult): Promise<void> {
+	switch (result.error?.code) {
+		case 'declined':
+			void vscode.window.showInformationMessage(`Toolbelt: ${tool.name} was declined; nothing was changed.`);
+			return;
+		case 'cancelled':
+			void vscode.window.showInformationMessage(`Toolbelt: ${tool.name} was cancelled.`);
+			return;
+		case 'untrusted':
+			showUntrustedRefusal(result.error.message);
+			return;
+	}
+	const inputLine = JSON.stringify(input);
+	const header = `${tool.displayName} — ${describe(tool, input)}\nInput: ${inputLine.length > 400 ? `${inputLine.slice(0, 400)}…` : inputLine}`;
+	await ui.documents.showResult(tool, header, result);
+	if (result.error) void vscode.window.showErrorMessage(`Toolbelt: ${tool.name} failed: ${firstLine(result.error.message)}`);
+}
+
+function describe(tool: ToolDefinition<any>, input: unknown): string {
+	try {
+		return tool.describe(input as never);
+	} catch {
+		return tool.displayName;
+	}
+}
+
+function firstLine(text: string): string {
+	const line = text.split('\n')[0];
+	return line.length > 200 ? `${line.slice(0, 200)}…` : line;
+}

@@ -1,0 +1,51 @@
+import * as vscode from 'vscode';
+import type { ToolEnvironment, ToolRegistry } from '../tools/registry';
+import type { ToolDefinition } from '../tools/tool';
+import { ActivityView } from './activityView';
+import { BackupsUi } from './backupsUi';
+import { registerCommands } from './commands';
+import { INPUT_SCHEME, ToolDocuments } from './documents';
+import { PlanView } from './planView';
+import { registerResultLinks } from './resultLinks';
+
+export interface WorkbenchUi {
+	readonly activity: ActivityView;
+	readonly plan: PlanView;
+	readonly backups: BackupsUi;
+}
+
+/**
+ * Everything the person sees besides chat: the command palette commands, the Activity and Plan
+ * views, result and input documents, Restore Backup…. Owns its disposables through `subscriptions`.
+ */
+export function registerWorkbenchUi(
+	subscriptions: vscode.Disposable[],
+	parts: { registry: ToolRegistry; env: ToolEnvironment; tools: readonly ToolDefinition<any>[]; log: vscode.LogOutputChannel },
+): WorkbenchUi {
+	const { registry, env, tools, log } = parts;
+	const documents = new ToolDocuments(tools);
+	const inputProblems = vscode.languages.createDiagnosticCollection('toolbelt-input');
+	const activity = new ActivityView(registry, documents, env.host.storageDir, log);
+	const plan = new PlanView(registry, env, log);
+	const backups = new BackupsUi(env, log);
+	activity.openDiff = record => backups.openDiffFor(record);
+	backups.toolOf = (set, entry) => activity.records().find(record => record.mutating
+		&& record.filesTouched?.includes(entry.displayPath)
+		&& set.createdAt >= record.startedAt - 1000
+		&& set.createdAt <= record.startedAt + (record.durationMs ?? 0) + 1000)?.tool;
+	subscriptions.push(
+		documents, inputProblems, activity, plan, backups, registerResultLinks(),
+		...registerCommands({ registry, tools, documents, inputProblems, activity, plan, backups, state: env.state }),
+		// A typed correction clears the old underlines; the next Run checks again.
+		vscode.workspace.onDidChangeTextDocument(event => {
+			if (event.document.uri.scheme === INPUT_SCHEME) inputProblems.delete(event.document.uri);
+		}),
+		registry.onEvent(event => {
+			if (event.phase === 'end' && event.filesTouched?.length) backups.schedulePrune();
+		}),
+		vscode.workspace.onDidChangeConfiguration(event => {
+			if (event.affectsConfiguration('toolbelt.backups')) backups.schedulePrune();
+		}),
+	);
+	return { activity, plan, backups };
+}

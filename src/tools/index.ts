@@ -2,26 +2,20 @@ import { applyPatchTool } from './applyPatch';
 import { execCommandTool } from './execCommand';
 import { killSessionTool } from './killSession';
 import { listSessionsTool } from './listSessions';
+import { editFileTool } from './editFile';
 import { completeTaskTool } from './completeTask';
 import { getPlanTool } from './getPlan';
-import { editFileTool } from './editFile';
-import { findFilesTool } from './findFiles';
-import { grepTool } from './grep';
-import { listDirTool } from './listDir';
 import { readFileTool } from './readFile';
 import { runCommandTool } from './runCommand';
 import { writeStdinTool } from './writeStdin';
 import type { ToolDefinition } from './tool';
+import { updatePlanTool } from './updatePlan';
 import { writeFileTool } from './writeFile';
 import { writeOutputTool } from './writeOutput';
-import { updatePlanTool } from './updatePlan';
 
 /** Every tool Toolbelt offers, in the order people see them. */
 export const ALL_TOOLS: readonly ToolDefinition<any>[] = [
 	readFileTool,
-	listDirTool,
-	findFilesTool,
-	grepTool,
 	writeFileTool,
 	editFileTool,
 	applyPatchTool,

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { ToolContext } from '../core/context';
 import { commitChanges, withFileLocks } from '../core/mutation';
-import { PatchFileSummary, patchPaths, stagePatch } from '../core/patch/apply';
+import { PatchFileSummary, preparePatch } from '../core/patch/apply';
 import { parsePatch } from '../core/patch/parse';
 import { textResult, ToolResult } from '../core/result';
 import { formatCount } from '../core/truncate';
@@ -40,9 +40,9 @@ type Input = typeof schema.static;
 
 async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 	const patch = parsePatch(input.patch);
-	const paths = await patchPaths(patch, ctx);
-	return withFileLocks(ctx.state, paths, async () => {
-		const staged = await stagePatch(patch, ctx);
+	const prepared = await preparePatch(patch, ctx);
+	return withFileLocks(ctx.state, prepared.paths, async () => {
+		const staged = await prepared.stage();
 		const notes = [...staged.notes, ...staged.unchanged.map(path => `${path}: the patch leaves its content as it was.`)];
 		if (staged.changes.length === 0) {
 			return textResult(['The patch changes nothing: every file it names would stay as it is. Nothing was written.', ...formatNotes(notes)].join('\n'), {

@@ -65,30 +65,61 @@ interface Slot {
 }
 
 export async function stagePatch(patch: ParsedPatch, ctx: ToolContext): Promise<StagedPatch> {
-	const stager = new Stager(ctx);
-	for (const operation of patch.operations) {
-		throwIfAborted(ctx.signal, 'Applying the patch');
-		await stager.apply(operation);
-	}
-	return stager.finish(patch.notes);
+	return (await preparePatch(patch, ctx)).stage();
 }
 
-/** The absolute paths a patch touches, for the per-file locks; paths the boundary refuses are left to staging to report. */
-export async function patchPaths(patch: ParsedPatch, ctx: ToolContext): Promise<string[]> {
-	const names = patch.operations.flatMap(operation => [
+/** A patch whose paths went through the boundary; staging reads and patches the files. */
+export interface PreparedPatch {
+	/** Absolute paths the patch touches (for the per-file locks), the ones the boundary refused left out. */
+	readonly paths: string[];
+	stage(): Promise<StagedPatch>;
+}
+
+type Settled<T> = { ok: true; value: T } | { ok: false; error: unknown };
+
+/**
+ * Resolves every path of the patch at once (they are independent); a refused path is reported
+ * when staging reaches its operation, so errors come in patch order.
+ */
+export async function preparePatch(patch: ParsedPatch, ctx: ToolContext): Promise<PreparedPatch> {
+	const names = [...new Set(patch.operations.flatMap(operation => [
 		operation.path,
 		...(operation.kind === 'update' && operation.moveTo !== undefined ? [operation.moveTo] : []),
 		...(operation.kind === 'update' && operation.fallbackPath !== undefined ? [operation.fallbackPath] : []),
-	]);
-	const resolved = await Promise.all(names.map(name => ctx.boundary.resolve(name, 'write').then(r => r.absolute, () => undefined)));
-	return resolved.filter((absolute): absolute is string => absolute !== undefined);
+	]))];
+	const settled = await Promise.all(names.map(name => settle(ctx.boundary.resolve(name, 'write'))));
+	const resolutions = new Map(names.map((name, index) => [name, settled[index]]));
+	const paths = settled.flatMap(result => (result.ok ? [result.value.absolute] : []));
+	return {
+		paths,
+		stage: async () => {
+			const stager = new Stager(ctx, resolutions);
+			for (const operation of patch.operations) {
+				throwIfAborted(ctx.signal, 'Applying the patch');
+				await stager.apply(operation);
+			}
+			return stager.finish(patch.notes);
+		},
+	};
 }
+
+function settle<T>(promise: Promise<T>): Promise<Settled<T>> {
+	return promise.then(value => ({ ok: true as const, value }), error => ({ ok: false as const, error }));
+}
+
+type ReadResult = { before: Uint8Array | null; isDirectory: boolean };
 
 class Stager {
 	private readonly slots = new Map<string, Slot>();
 	private readonly notes: string[] = [];
+	/** Every existing file of the patch is read at once up front; operations then take their turn. */
+	private readonly reads = new Map<string, Promise<Settled<ReadResult>>>();
 
-	constructor(private readonly ctx: ToolContext) {}
+	constructor(private readonly ctx: ToolContext, private readonly resolutions: ReadonlyMap<string, Settled<ResolvedPath>>) {
+		for (const resolution of resolutions.values()) {
+			if (resolution.ok && !this.reads.has(resolution.value.real)) this.reads.set(resolution.value.real, settle(this.read(resolution.value)));
+		}
+	}
 
 	async apply(operation: FileOperation): Promise<void> {
 		switch (operation.kind) {
@@ -194,30 +225,35 @@ class Stager {
 	}
 
 	private async slot(input: string, patchLine: number): Promise<Slot> {
-		let resolved: ResolvedPath;
-		try {
-			resolved = await this.ctx.boundary.resolve(input, 'write');
-		} catch (error) {
+		const resolution = this.resolutions.get(input) ?? await settle(this.ctx.boundary.resolve(input, 'write'));
+		if (!resolution.ok) {
+			const error = resolution.error;
 			if (error instanceof BoundaryError) throw new BoundaryError(error.rule, error.input, `${error.message} (path at patch line ${patchLine}; nothing was changed)`);
 			throw error;
 		}
+		const resolved = resolution.value;
 		const known = this.slots.get(resolved.real);
 		if (known) return known;
-		const slot: Slot = { key: resolved.real, path: resolved.absolute, display: resolved.display, isProtected: resolved.isProtected, ...await this.read(resolved), added: 0, removed: 0 };
+		const read = await (this.reads.get(resolved.real) ?? settle(this.read(resolved)));
+		if (!read.ok) throw read.error;
+		const slot: Slot = {
+			key: resolved.real, path: resolved.absolute, display: resolved.display, isProtected: resolved.isProtected,
+			before: read.value.before, current: read.value.before, isDirectory: read.value.isDirectory, added: 0, removed: 0,
+		};
 		this.slots.set(slot.key, slot);
 		return slot;
 	}
 
-	private async read(resolved: ResolvedPath): Promise<{ before: Uint8Array | null; current: Uint8Array | null; isDirectory: boolean }> {
+	private async read(resolved: ResolvedPath): Promise<ReadResult> {
 		let stat: fs.Stats;
 		try {
 			stat = await fs.promises.stat(resolved.real);
 		} catch (error) {
 			const code = (error as NodeJS.ErrnoException).code;
-			if (code === 'ENOENT' || code === 'ENOTDIR') return { before: null, current: null, isDirectory: false };
+			if (code === 'ENOENT' || code === 'ENOTDIR') return { before: null, isDirectory: false };
 			throw fromNodeError(error, resolved.display);
 		}
-		if (stat.isDirectory()) return { before: null, current: null, isDirectory: true };
+		if (stat.isDirectory()) return { before: null, isDirectory: true };
 		if (!stat.isFile()) throw new ToolError('io', `${resolved.display} is not a regular file (a device, socket or pipe); apply_patch cannot change it. Nothing was changed.`);
 		if (stat.size > MAX_PATCH_FILE_BYTES) {
 			throw new ToolError('too_large', `${resolved.display} is ${formatBytes(stat.size)}, over the ${formatBytes(MAX_PATCH_FILE_BYTES)} apply_patch handles. Nothing was changed; edit it with edit_file or a command instead.`);
@@ -231,7 +267,7 @@ class Stager {
 		// An open editor with unsaved changes holds the text the person sees: patch that.
 		const dirty = this.ctx.host.dirtyText(resolved.absolute) ?? this.ctx.host.dirtyText(resolved.real);
 		if (dirty !== undefined) bytes = encodeText(dirty, { bom: hasBom(bytes) });
-		return { before: bytes, current: bytes, isDirectory: false };
+		return { before: bytes, isDirectory: false };
 	}
 
 	finish(parseNotes: readonly string[]): StagedPatch {

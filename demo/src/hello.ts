@@ -1,0 +1,5 @@
+export function greet(name: string): string {
+	return `Hello, ${name}!`;
+}
+
+console.log(greet('Toolbelt'));

@@ -1,0 +1,106 @@
+// `npm run test:integration`: the integration suites inside a real VS Code (the code-server build of
+// the VS Code server + headless Chromium). Expects `npm run build` and `tsc` to `out/` to have run.
+//   --only NAME     run one configuration (single, multiroot, vsix)
+//   --grep PATTERN  only the mocha tests matching PATTERN
+//   --vsix PATH     test this .vsix (default: toolbelt.vsix at the repo root, skipped when absent)
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+import { ensureHost, installVsix, runExtensionTests, tempDir } from './lib/host.mjs';
+
+const root = path.resolve(import.meta.dirname, '..');
+const { values: options } = parseArgs({ options: { only: { type: 'string' }, grep: { type: 'string' }, vsix: { type: 'string' } } });
+const testsPath = path.join(root, 'out', 'test', 'integration', 'index.js');
+const vsixPath = options.vsix ? path.resolve(options.vsix) : path.join(root, 'toolbelt.vsix');
+const grepEnv = options.grep ? { TOOLBELT_TEST_GREP: options.grep } : {};
+
+/** A fresh temp copy of a fixture folder, named like the original (multi-root tests see the names). */
+function copyFixture(scratch, fixture) {
+	const target = path.join(scratch, path.basename(fixture));
+	fs.cpSync(path.join(root, fixture), target, { recursive: true });
+	return target;
+}
+
+const configurations = {
+	single(scratch) {
+		const folder = copyFixture(scratch, 'test/fixtures/workspace');
+		return runExtensionTests({
+			folder,
+			extensionDevelopmentPath: root,
+			extensionTestsPath: testsPath,
+			env: { TOOLBELT_TEST_SUITE: 'single', TOOLBELT_TEST_WORKSPACE: folder, ...grepEnv },
+		});
+	},
+	multiroot(scratch) {
+		const folders = ['test/fixtures/multiroot/one', 'test/fixtures/multiroot/two'].map(fixture => copyFixture(scratch, fixture));
+		const workspaceFile = path.join(scratch, 'multiroot.code-workspace');
+		fs.writeFileSync(workspaceFile, JSON.stringify({ folders: folders.map(folder => ({ path: folder })) }, null, '\t'));
+		return runExtensionTests({
+			workspaceFile,
+			extensionDevelopmentPath: root,
+			extensionTestsPath: testsPath,
+			env: { TOOLBELT_TEST_SUITE: 'multiroot', TOOLBELT_TEST_WORKSPACE_FILE: workspaceFile, ...grepEnv },
+		});
+	},
+	// The packaged extension alone: installed from the .vsix, tested by a probe extension, with no
+	// development path pointing at the repository.
+	vsix(scratch) {
+		const extensionsDir = path.join(scratch, 'extensions');
+		console.log(`installing ${vsixPath}`);
+		installVsix(vsixPath, extensionsDir);
+		const probe = path.join(root, 'test', 'integration', 'vsixProbe');
+		return runExtensionTests({
+			folder: copyFixture(scratch, 'test/fixtures/workspace'),
+			extensionsDir,
+			extensionDevelopmentPath: probe,
+			extensionTestsPath: path.join(probe, 'test.js'),
+		});
+	},
+};
+
+let names = Object.keys(configurations);
+if (options.only) {
+	if (!configurations[options.only]) {
+		console.error(`Unknown configuration "${options.only}"; choose one of: ${names.join(', ')}`);
+		process.exit(2);
+	}
+	names = [options.only];
+}
+if (names.includes('vsix') && !fs.existsSync(vsixPath)) {
+	if (options.vsix || options.only === 'vsix') {
+		console.error(`${vsixPath} does not exist (make it with npm run package).`);
+		process.exit(1);
+	}
+	console.log(`(skipping vsix: no ${path.relative(root, vsixPath)}; npm run package makes it)`);
+	names = names.filter(name => name !== 'vsix');
+}
+if (names.some(name => name !== 'vsix')) {
+	for (const file of [testsPath, path.join(root, 'dist', 'extension.js')]) {
+		if (!fs.existsSync(file)) {
+			console.error(`${path.relative(root, file)} is missing: run npm run build && npm run compile-tests first (npm run test:integration does both).`);
+			process.exit(1);
+		}
+	}
+}
+
+ensureHost();
+const results = [];
+for (const name of names) {
+	console.log(`\n── integration: ${name} ──`);
+	const scratch = tempDir(`toolbelt-${name}-`);
+	const started = Date.now();
+	let code;
+	try {
+		code = await configurations[name](scratch);
+	} catch (error) {
+		console.error(`integration ${name}: ${error.stack ?? error}`);
+		code = 1;
+	} finally {
+		fs.rmSync(scratch, { recursive: true, force: true });
+	}
+	results.push({ name, code, seconds: Math.round((Date.now() - started) / 1000) });
+}
+
+console.log('');
+for (const { name, code, seconds } of results) console.log(`${code === 0 ? 'ok  ' : 'FAIL'} ${name} (${seconds} s)${code === 0 ? '' : `, exit code ${code}`}`);
+process.exit(results.every(result => result.code === 0) ? 0 : 1);

@@ -1,0 +1,25 @@
+// Checks the extension installed from toolbelt.vsix, with no development path pointing at the repository.
+const assert = require('assert');
+const vscode = require('vscode');
+
+exports.run = async () => {
+	const extension = vscode.extensions.getExtension('toolbelt-dev.toolbelt');
+	assert.ok(extension, 'toolbelt-dev.toolbelt is not installed');
+	console.log(`vsix probe: found ${extension.id} ${extension.packageJSON.version} at ${extension.extensionPath}`);
+	await extension.activate();
+
+	const contributed = (extension.packageJSON.contributes?.languageModelTools ?? []).map(tool => tool.name);
+	assert.ok(contributed.length, 'the packaged package.json contributes no languageModelTools');
+	// lm.tools is the extension host's copy of the main thread's list, updated asynchronously
+	// after registerTool, so give it a moment.
+	const deadline = Date.now() + 10_000;
+	let missing;
+	while (true) {
+		const registered = new Set(vscode.lm.tools.map(tool => tool.name));
+		missing = contributed.filter(name => !registered.has(name));
+		if (!missing.length || Date.now() > deadline) break;
+		await new Promise(resolve => setTimeout(resolve, 100));
+	}
+	assert.deepStrictEqual(missing, [], `tools contributed but not in vscode.lm.tools: ${missing.join(', ')}`);
+	console.log(`vsix probe: all ${contributed.length} contributed tools are registered`);
+};

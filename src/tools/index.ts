@@ -3,6 +3,9 @@ import { execCommandTool } from './execCommand';
 import { killSessionTool } from './killSession';
 import { listSessionsTool } from './listSessions';
 import { editFileTool } from './editFile';
+import { findFilesTool } from './findFiles';
+import { grepTool } from './grep';
+import { listDirTool } from './listDir';
 import { completeTaskTool } from './completeTask';
 import { getPlanTool } from './getPlan';
 import { readFileTool } from './readFile';
@@ -16,6 +19,9 @@ import { writeOutputTool } from './writeOutput';
 /** Every tool Toolbelt offers, in the order people see them. */
 export const ALL_TOOLS: readonly ToolDefinition<any>[] = [
 	readFileTool,
+	listDirTool,
+	findFilesTool,
+	grepTool,
 	writeFileTool,
 	editFileTool,
 	applyPatchTool,

@@ -1,0 +1,213 @@
+import { spawn } from 'node:child_process';
+import * as path from 'node:path';
+import { CancelledError, ToolError } from './errors';
+
+/**
+ * ripgrep for find_files and grep: the binary that ships inside `@vscode/ripgrep` (no download),
+ * its arguments, and its output read line by line as it streams, so a caller can stop it (kill it)
+ * as soon as it has what it needs.
+ */
+
+let cachedPath: string | undefined;
+
+/** The rg binary. Required lazily so the module loads where the package is missing (it is external to the bundle). */
+export function rgPath(): string {
+	if (!cachedPath) {
+		try {
+			cachedPath = (require('@vscode/ripgrep') as { rgPath: string }).rgPath;
+		} catch (error) {
+			throw new ToolError('io', `The search engine (ripgrep from @vscode/ripgrep) is not available: ${(error as Error).message}. Reinstall the extension.`);
+		}
+		// Inside a packaged extension the binary lives in node_modules.asar.unpacked.
+		cachedPath = cachedPath.replace(/\bnode_modules\.asar\b/, 'node_modules.asar.unpacked');
+	}
+	return cachedPath;
+}
+
+export interface FilterOptions {
+	/** Dot-files and dot-folders too. */
+	readonly includeHidden: boolean;
+	/** Ignore no .gitignore/.ignore rules, and descend `.git`, `node_modules` and excluded folders. */
+	readonly includeIgnored: boolean;
+	/** Globs files must match (any of them). Without a slash they match the file name at any depth. */
+	readonly include?: readonly string[];
+	/** Globs of files and folders to skip (relative to the workspace folder when they hold a slash). */
+	readonly exclude?: readonly string[];
+	/** The person's `files.exclude` / `search.exclude` (skipped unless includeIgnored). */
+	readonly searchExcludes?: readonly string[];
+}
+
+/** Folders never descended unless ignored files are asked for (whatever .gitignore says). */
+export const ALWAYS_SKIPPED = ['.git', 'node_modules'];
+
+/**
+ * The filtering arguments shared by `--files` walks and searches. Includes without a slash go
+ * through a file type (`--type-add`) rather than `--glob`: ripgrep lets a `--glob` whitelist win
+ * over .gitignore, a type does not. Hidden files a whitelist lets through are dropped by
+ * `isHiddenBelow` on the way out.
+ */
+export function filterArgs(options: FilterOptions): string[] {
+	const args = ['--no-config', '--no-require-git'];
+	if (options.includeHidden) args.push('--hidden');
+	if (options.includeIgnored) {
+		args.push('--no-ignore');
+	} else {
+		for (const folder of ALWAYS_SKIPPED) args.push('--glob', `!${folder}`);
+		for (const glob of options.searchExcludes ?? []) args.push('--glob', `!${glob}`);
+	}
+	for (const glob of options.exclude ?? []) args.push('--glob', `!${glob}`);
+	const include = (options.include ?? []).map(simplifyGlob);
+	const byName = include.filter(isNameGlob);
+	const byPath = include.filter(glob => !isNameGlob(glob));
+	if (byName.length > 0 && byPath.length === 0) {
+		for (const glob of byName) args.push('--type-add', `toolbelt:${glob}`);
+		args.push('--type', 'toolbelt');
+	} else {
+		for (const glob of include) args.push('--glob', glob);
+	}
+	return args;
+}
+
+/** `**\/*.ts` means the same as `*.ts` (any depth), and the latter can use the faster, ignore-aware type filter. */
+function simplifyGlob(glob: string): string {
+	let simple = glob.trim();
+	while (simple.startsWith('**/') && !simple.slice(3).includes('/')) simple = simple.slice(3);
+	return simple.startsWith('./') ? simple.slice(2) : simple;
+}
+
+function isNameGlob(glob: string): boolean {
+	// A ':' would be read as part of a type definition.
+	return !glob.includes('/') && !glob.includes(':') && !glob.startsWith('!');
+}
+
+/** True when a path, below the folder searched, goes through a dot-file or dot-folder. */
+export function isHiddenBelow(relative: string, below: string): boolean {
+	const rest = below === '.' || below === '' ? relative : relative.startsWith(`${below}/`) ? relative.slice(below.length + 1) : relative;
+	return rest.split('/').some(part => part.startsWith('.') && part !== '.' && part !== '..');
+}
+
+export interface RgRun {
+	/** Exit code (null when killed). */
+	readonly code: number | null;
+	/** The start of stderr (bounded). */
+	readonly stderr: string;
+	/** True when onLine asked to stop and rg was killed. */
+	readonly stopped: boolean;
+}
+
+export interface RgOptions {
+	readonly cwd: string;
+	readonly signal?: AbortSignal;
+	/** Called for each line of stdout; return false to stop rg (it is killed at once). */
+	readonly onLine: (line: string) => boolean | void;
+}
+
+const STDERR_BYTES = 8 * 1024;
+
+/**
+ * Runs rg and hands each stdout line to `onLine` as it arrives. Rejects with CancelledError when
+ * the signal fires (rg is killed first).
+ */
+export function runRg(args: readonly string[], options: RgOptions): Promise<RgRun> {
+	if (options.signal?.aborted) return Promise.reject(new CancelledError('The search'));
+	return new Promise((resolve, reject) => {
+		// stdin is /dev/null: with a pipe there, rg would search its standard input.
+		const child = spawn(rgPath(), args, { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+		let pending = '';
+		let stderr = '';
+		let stopped = false;
+		let settled = false;
+		const stop = () => {
+			if (stopped) return;
+			stopped = true;
+			child.stdout.removeAllListeners('data');
+			child.kill('SIGKILL');
+		};
+		const onAbort = () => stop();
+		options.signal?.addEventListener('abort', onAbort, { once: true });
+		child.stdout.setEncoding('utf8');
+		child.stdout.on('data', (chunk: string) => {
+			if (stopped) return;
+			let start = 0;
+			let text = pending + chunk;
+			pending = '';
+			for (let newline = text.indexOf('\n'); newline !== -1; newline = text.indexOf('\n', start)) {
+				const line = text.slice(start, newline);
+				start = newline + 1;
+				if (options.onLine(line) === false) {
+					stop();
+					return;
+				}
+			}
+			text = text.slice(start);
+			pending = text;
+		});
+		child.stderr.setEncoding('utf8');
+		child.stderr.on('data', (chunk: string) => {
+			if (stderr.length < STDERR_BYTES) stderr += chunk.slice(0, STDERR_BYTES - stderr.length);
+		});
+		const finish = (code: number | null) => {
+			if (settled) return;
+			settled = true;
+			options.signal?.removeEventListener('abort', onAbort);
+			if (!stopped && pending !== '') options.onLine(pending);
+			if (options.signal?.aborted) reject(new CancelledError('The search'));
+			else resolve({ code, stderr, stopped });
+		};
+		child.on('error', error => {
+			if (settled) return;
+			settled = true;
+			options.signal?.removeEventListener('abort', onAbort);
+			reject(new ToolError('io', `Could not start ripgrep: ${error.message}.`));
+		});
+		child.on('close', finish);
+	});
+}
+
+/** rg's own explanation of bad input (an invalid regex or glob), or undefined for other failures. */
+export function inputErrorOf(stderr: string): string | undefined {
+	const text = stderr.replace(/^rg: /gm, '').trim();
+	if (/regex parse error|error parsing glob|invalid definition|unrecognized|PCRE2/.test(text)) return text;
+	return undefined;
+}
+
+/** The other complaints rg printed (unreadable files and folders), for a warning line. */
+export function warningsOf(stderr: string, max = 3): string[] {
+	return stderr.split('\n').map(line => line.replace(/^rg: /, '').trim()).filter(Boolean).slice(0, max);
+}
+
+/**
+ * Compares paths the way `rg --sort path` walks them: folder by folder, names compared by their
+ * code points (UTF-8 byte order), so a sort of collected results and a sorted walk agree.
+ */
+export function comparePaths(a: string, b: string): number {
+	const partsA = a.split('/');
+	const partsB = b.split('/');
+	const n = Math.min(partsA.length, partsB.length);
+	for (let i = 0; i < n; i++) {
+		const order = compareCodePoints(partsA[i], partsB[i]);
+		if (order !== 0) return order;
+	}
+	return partsA.length - partsB.length;
+}
+
+function compareCodePoints(a: string, b: string): number {
+	if (a === b) return 0;
+	const n = Math.min(a.length, b.length);
+	for (let i = 0; i < n; i++) {
+		const x = a.charCodeAt(i);
+		const y = b.charCodeAt(i);
+		if (x === y) continue;
+		// Surrogates (astral characters) sort after every BMP character in UTF-8, not before U+E000.
+		const fx = x >= 0xd800 && x <= 0xdfff ? x + 0x2000 : x >= 0xe000 ? x - 0x800 : x;
+		const fy = y >= 0xd800 && y <= 0xdfff ? y + 0x2000 : y >= 0xe000 ? y - 0x800 : y;
+		return fx - fy;
+	}
+	return a.length - b.length;
+}
+
+/** A path rg printed (relative to its cwd, perhaps with `./`) as a clean relative POSIX path. */
+export function cleanRelative(printed: string): string {
+	const posix = path.sep === '\\' ? printed.replace(/\\/g, '/') : printed;
+	return posix.startsWith('./') ? posix.slice(2) : posix;
+}

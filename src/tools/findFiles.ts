@@ -1,0 +1,127 @@
+import * as path from 'node:path';
+import { Type } from '@sinclair/typebox';
+import type { ToolContext } from '../core/context';
+import { ToolError } from '../core/errors';
+import { textResult, ToolResult } from '../core/result';
+import { cleanRelative, comparePaths, filterArgs, inputErrorOf, isHiddenBelow, runRg, warningsOf } from '../core/ripgrep';
+import { formatCount } from '../core/truncate';
+import { searchScopes } from './searchScope';
+import { defineTool } from './tool';
+
+const schema = Type.Object({
+	pattern: Type.String({ minLength: 1, description: 'Glob of the files to find, e.g. "**/*.ts", "*.md", "src/**/test_*.py". Without a slash it matches file names at any depth; with one, paths relative to the workspace folder.' }),
+	path: Type.Optional(Type.String({ description: 'Folder to search in (default: every workspace folder).' })),
+	limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, description: 'Most paths to return (default 500).' })),
+	offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Paths to skip, for paging (default 0).' })),
+	includeHidden: Type.Optional(Type.Boolean({ description: 'Include dot-files and dot-folders (default false).' })),
+	includeIgnored: Type.Optional(Type.Boolean({ description: 'Include files ignored by .gitignore and the editor\'s excludes, and look inside .git and node_modules (default false).' })),
+}, { additionalProperties: false });
+
+type Input = typeof schema.static;
+
+interface Found {
+	readonly order: number;
+	readonly relative: string;
+	readonly cwd: string;
+}
+
+export const findFilesTool = defineTool({
+	name: 'find_files',
+	referenceName: 'tbFind',
+	displayName: 'Find Files',
+	group: 'read',
+	mutating: false,
+	icon: 'go-to-file',
+	tags: ['files', 'search', 'read'],
+	userDescription: 'Find files by glob pattern, honouring .gitignore and the editor\'s excludes.',
+	modelDescription: [
+		'Find files by glob (e.g. "**/*.ts", "*.md", "src/**/*.test.ts"), using ripgrep\'s file walk. Returns workspace-relative paths, sorted, at most 500 per call (limit, offset to page), with the total count.',
+		'Honours .gitignore and the editor\'s excluded files; never looks inside .git or node_modules unless includeIgnored is true. Hidden (dot) files need includeHidden.',
+		'To search file contents use grep; to see a folder\'s layout use list_dir.',
+	].join(' '),
+	schema,
+	describe: input => `Finding files matching ${input.pattern}${input.path ? ` in ${input.path}` : ''}`,
+	run,
+});
+
+async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
+	const scopes = await searchScopes(ctx, input.path, 'directory', 'find_files');
+	const limit = input.limit ?? ctx.limits.listEntries;
+	const offset = input.offset ?? 0;
+	const keep = new TopK<Found>(offset + limit, (a, b) => a.order - b.order || comparePaths(a.relative, b.relative));
+	const includeHidden = input.includeHidden ?? false;
+	const args = filterArgs({
+		includeHidden,
+		includeIgnored: input.includeIgnored ?? false,
+		include: [input.pattern],
+		searchExcludes: ctx.settings.searchExcludes,
+	});
+	const warnings: string[] = [];
+	for (const scope of scopes) {
+		const result = await runRg([...args, '--files', '--', scope.arg], {
+			cwd: scope.cwd,
+			signal: ctx.signal,
+			onLine: line => {
+				if (line === '') return;
+				const relative = cleanRelative(line);
+				if (!includeHidden && isHiddenBelow(relative, scope.arg)) return;
+				keep.push({ order: scope.order, relative, cwd: scope.cwd });
+			},
+		});
+		if (result.code === 2) {
+			const bad = inputErrorOf(result.stderr);
+			if (bad) throw new ToolError('invalid_input', `The pattern ${JSON.stringify(input.pattern)} is not a valid glob: ${bad}\nFix the glob and try again (e.g. "**/*.ts", "src/*.{js,ts}").`);
+			warnings.push(...warningsOf(result.stderr));
+		}
+	}
+	const total = keep.count;
+	const page = keep.sorted().slice(offset, offset + limit);
+	const where = input.path ? ` in ${input.path}` : '';
+	const lines = page.map(found => ctx.boundary.display(path.join(found.cwd, found.relative)));
+	let header: string;
+	if (total === 0) {
+		header = `No files match ${JSON.stringify(input.pattern)}${where}.${input.includeIgnored ? '' : ' Ignored files (.gitignore, editor excludes, .git, node_modules) were skipped: set includeIgnored to include them.'}${includeHidden ? '' : ' Hidden (dot) files were skipped: set includeHidden to include them.'}`;
+	} else if (page.length === 0) {
+		header = `${formatCount(total)} files match ${JSON.stringify(input.pattern)}${where}, so offset ${offset} is past the end. Use an offset below ${total}.`;
+	} else {
+		header = `${formatCount(total)} file${total === 1 ? '' : 's'} match ${JSON.stringify(input.pattern)}${where} (showing ${formatCount(offset + 1)}–${formatCount(offset + page.length)}, sorted by path):`;
+	}
+	const more = total - offset - page.length;
+	if (more > 0) lines.push(`[… ${formatCount(more)} more file${more === 1 ? '' : 's'} omitted; use offset=${offset + page.length} to continue, or narrow pattern or path …]`);
+	if (warnings.length) lines.push(`(some folders could not be read: ${warnings.join('; ')})`);
+	ctx.note({ target: input.pattern });
+	return textResult([header, ...lines].join('\n'), {
+		truncated: more > 0,
+		total,
+		returned: page.length,
+		offset,
+		...(more > 0 ? { nextOffset: offset + page.length } : {}),
+	});
+}
+
+/**
+ * The first `k` items of a stream in sorted order, holding about 2k at a time: a walk of a million
+ * files costs memory for a page, not for the million.
+ */
+export class TopK<T> {
+	private items: T[] = [];
+	count = 0;
+
+	constructor(private readonly k: number, private readonly compare: (a: T, b: T) => number) {}
+
+	push(item: T): void {
+		this.count++;
+		this.items.push(item);
+		if (this.items.length >= 2 * this.k + 1024) this.shrink();
+	}
+
+	sorted(): T[] {
+		this.shrink();
+		return this.items;
+	}
+
+	private shrink(): void {
+		this.items.sort(this.compare);
+		if (this.items.length > this.k) this.items.length = this.k;
+	}
+}

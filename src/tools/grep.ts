@@ -1,0 +1,295 @@
+import * as path from 'node:path';
+import { Type } from '@sinclair/typebox';
+import type { ToolContext } from '../core/context';
+import { ToolError } from '../core/errors';
+import { textResult, ToolResult } from '../core/result';
+import { cleanRelative, comparePaths, filterArgs, inputErrorOf, isHiddenBelow, runRg, warningsOf } from '../core/ripgrep';
+import { formatCount } from '../core/truncate';
+import { globList, SearchScope, searchScopes } from './searchScope';
+import { defineTool } from './tool';
+
+const globs = (description: string) => Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())], { description }));
+
+const schema = Type.Object({
+	pattern: Type.String({ minLength: 1, description: 'Regular expression (ripgrep / Rust syntax; look-around and backreferences switch to PCRE2), or a literal with fixedStrings.' }),
+	path: Type.Optional(Type.String({ description: 'File or folder to search (default: every workspace folder).' })),
+	glob: globs('Only files matching this glob or any of these globs, e.g. "*.ts" or ["src/**/*.py", "*.pyi"]. Without a slash a glob matches file names at any depth.'),
+	exclude: globs('Skip files and folders matching this glob or these globs, e.g. "*.min.js" or "dist".'),
+	ignoreCase: Type.Optional(Type.Boolean({ description: 'Case-insensitive matching (default false).' })),
+	fixedStrings: Type.Optional(Type.Boolean({ description: 'Treat pattern as a literal string, not a regex (default false).' })),
+	context: Type.Optional(Type.Integer({ minimum: 0, maximum: 10, description: 'Lines of context before and after each match (0–10, default 0).' })),
+	limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 2000, description: 'Most matching lines to return (default 100).' })),
+	offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Matching lines to skip, for paging (default 0).' })),
+	includeHidden: Type.Optional(Type.Boolean({ description: 'Search dot-files and dot-folders too (default false).' })),
+	includeIgnored: Type.Optional(Type.Boolean({ description: 'Search files ignored by .gitignore and the editor\'s excludes, and inside .git and node_modules (default false).' })),
+}, { additionalProperties: false });
+
+type Input = typeof schema.static;
+
+/** Lines longer than this are shown as a window around the match. */
+const GREP_LINE_CHARS = 300;
+/** Matching lines collected from an unsorted (parallel) search before switching to a sorted, stoppable one. */
+const COLLECT_MATCHES = 20_000;
+
+export const grepTool = defineTool({
+	name: 'grep',
+	referenceName: 'tbGrep',
+	displayName: 'Search Text',
+	group: 'read',
+	mutating: false,
+	icon: 'search',
+	tags: ['files', 'search', 'read'],
+	userDescription: 'Search file contents with ripgrep: regex or literal, globs, context lines, paging.',
+	modelDescription: [
+		'Search file contents with ripgrep. Returns matching lines as `path:line: text` grouped by file (context lines as `path-line- text`), at most 100 matching lines per call (limit; offset pages, with stable order), plus total counts when the search completed.',
+		'pattern is a regex (Rust syntax; look-around and backreferences fall back to PCRE2) unless fixedStrings. Narrow with path, glob (e.g. "*.ts") and exclude. ignoreCase for case-insensitive.',
+		'Honours .gitignore and the editor\'s excludes; never searches .git or node_modules unless includeIgnored. Long lines are trimmed around the match. To find files by name use find_files.',
+	].join(' '),
+	schema,
+	describe: input => `Searching for ${JSON.stringify(input.pattern)}${input.path ? ` in ${input.path}` : ''}`,
+	run,
+});
+
+interface Hit {
+	readonly line: number;
+	readonly text: string;
+	readonly match: boolean;
+}
+
+interface FileHits {
+	readonly order: number;
+	readonly cwd: string;
+	readonly relative: string;
+	readonly hits: Hit[];
+	matches: number;
+}
+
+interface Collected {
+	readonly files: FileHits[];
+	readonly matches: number;
+	/** False when the search stopped before the end: `matches` is a lower bound. */
+	readonly complete: boolean;
+	readonly warnings: string[];
+	readonly pcre2: boolean;
+}
+
+async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
+	const scopes = await searchScopes(ctx, input.path, 'any', 'grep');
+	const limit = input.limit ?? ctx.limits.grepMatches;
+	const offset = input.offset ?? 0;
+	const context = input.context ?? 0;
+	const wanted = offset + limit + 1;
+	const args = [
+		'--json',
+		...filterArgs({
+			includeHidden: input.includeHidden ?? false,
+			includeIgnored: input.includeIgnored ?? false,
+			include: globList(input.glob),
+			exclude: globList(input.exclude),
+			searchExcludes: ctx.settings.searchExcludes,
+		}),
+		input.ignoreCase ? '--ignore-case' : '--case-sensitive',
+		...(input.fixedStrings ? ['--fixed-strings'] : []),
+		...(context > 0 ? ['--context', String(context)] : []),
+	];
+	const options = { scopes, args, pattern: input.pattern, includeHidden: input.includeHidden ?? false, ctx };
+	// Paging needs one order for every page. A parallel search finishes fastest but in no fixed order,
+	// so its results are sorted here; when there are too many to hold, a sorted (single-threaded)
+	// search runs instead and is stopped as soon as this page is full. Both orders are the same.
+	const cap = Math.max(wanted, Math.floor(COLLECT_MATCHES / (1 + 2 * context)));
+	let collected = await collect({ ...options, sorted: false, stopAfter: cap });
+	if (!collected.complete) collected = await collect({ ...options, sorted: true, stopAfter: wanted });
+	else collected.files.sort((a, b) => a.order - b.order || comparePaths(a.relative, b.relative));
+	ctx.note({ target: input.pattern });
+	return render(input, collected, offset, limit, context, ctx);
+}
+
+interface CollectOptions {
+	readonly scopes: SearchScope[];
+	readonly args: string[];
+	readonly pattern: string;
+	readonly includeHidden: boolean;
+	readonly sorted: boolean;
+	/** Stop once this many matching lines are in hand. */
+	readonly stopAfter: number;
+	readonly ctx: ToolContext;
+}
+
+async function collect(options: CollectOptions, pcre2 = false): Promise<Collected> {
+	const files: FileHits[] = [];
+	const warnings: string[] = [];
+	let matches = 0;
+	let complete = true;
+	for (const scope of options.scopes) {
+		const byPath = new Map<string, FileHits>();
+		const args = [...options.args, ...(options.sorted ? ['--sort', 'path'] : []), ...(pcre2 ? ['--pcre2'] : []), '--regexp', options.pattern, '--', scope.arg];
+		const result = await runRg(args, {
+			cwd: scope.cwd,
+			signal: options.ctx.signal,
+			onLine: line => {
+				const message = parse(line);
+				if (!message || (message.type !== 'match' && message.type !== 'context')) return;
+				const relative = cleanRelative(textOf(message.data.path));
+				if (!options.includeHidden && !scope.isFile && isHiddenBelow(relative, scope.arg)) return;
+				let file = byPath.get(relative);
+				if (!file) {
+					file = { order: scope.order, cwd: scope.cwd, relative, hits: [], matches: 0 };
+					byPath.set(relative, file);
+					files.push(file);
+				}
+				const isMatch = message.type === 'match';
+				if (isMatch && matches >= options.stopAfter) {
+					complete = false;
+					return false;
+				}
+				file.hits.push({ line: message.data.line_number, text: displayLine(message.data), match: isMatch });
+				if (isMatch) {
+					file.matches++;
+					matches++;
+				}
+			},
+		});
+		if (result.code === 2 && !result.stopped) {
+			const bad = inputErrorOf(result.stderr);
+			if (bad && !pcre2 && /look-around|backreferences/.test(bad)) return collect(options, true);
+			if (bad && matches === 0) throw new ToolError('invalid_input', `ripgrep refused the search:\n${bad}\nFix the ${/glob/.test(bad) ? 'glob' : 'pattern'} and try again${/glob/.test(bad) ? '' : ' (or set fixedStrings: true to search for the text literally)'}.`);
+			warnings.push(...warningsOf(result.stderr));
+		}
+		if (!complete) break;
+	}
+	// A file seen only through context lines of a stopped search has no matches to show.
+	return { files: files.filter(file => file.matches > 0), matches, complete, warnings, pcre2 };
+}
+
+interface RgMessage {
+	type: string;
+	data: {
+		path: RgText;
+		lines: RgText;
+		line_number: number;
+		submatches?: { start: number; end: number }[];
+	};
+}
+
+type RgText = { text: string } | { bytes: string };
+
+function parse(line: string): RgMessage | undefined {
+	if (line === '') return undefined;
+	try {
+		return JSON.parse(line) as RgMessage;
+	} catch {
+		return undefined;
+	}
+}
+
+/** rg gives text as UTF-8, or as base64 bytes when it is not valid UTF-8. */
+function textOf(value: RgText): string {
+	return 'text' in value ? value.text : Buffer.from(value.bytes, 'base64').toString('utf8');
+}
+
+/** The line without its ending, cut to a window around the first match when long. */
+function displayLine(data: RgMessage['data']): string {
+	const raw = textOf(data.lines).replace(/\r?\n$/, '');
+	if (raw.length <= GREP_LINE_CHARS) return raw;
+	const firstByte = data.submatches?.[0]?.start ?? 0;
+	const at = firstByte > 0 ? Buffer.from(raw, 'utf8').subarray(0, firstByte).toString('utf8').length : 0;
+	let start = Math.max(0, Math.min(at - Math.floor(GREP_LINE_CHARS / 3), raw.length - GREP_LINE_CHARS));
+	let end = start + GREP_LINE_CHARS;
+	// Never split a surrogate pair.
+	if (start > 0 && isLowSurrogate(raw.charCodeAt(start))) start--;
+	if (end < raw.length && isLowSurrogate(raw.charCodeAt(end))) end++;
+	const before = start > 0 ? `[… ${formatCount(start)} chars] ` : '';
+	const after = end < raw.length ? ` [${formatCount(raw.length - end)} chars …]` : '';
+	return `${before}${raw.slice(start, end)}${after}`;
+}
+
+function isLowSurrogate(code: number): boolean {
+	return code >= 0xdc00 && code <= 0xdfff;
+}
+
+function render(input: Input, collected: Collected, offset: number, limit: number, context: number, ctx: ToolContext): ToolResult {
+	const budget = ctx.limits.readBytes;
+	const out: string[] = [];
+	let bytes = 0;
+	let index = 0;
+	let shown = 0;
+	let filesShown = 0;
+	let fullPage = false;
+	let cutLines = 0;
+	for (const file of collected.files) {
+		if (fullPage) break;
+		if (index + file.matches <= offset) {
+			index += file.matches;
+			continue;
+		}
+		const display = ctx.boundary.display(path.join(file.cwd, file.relative));
+		const chosen = new Set<number>();
+		for (const hit of file.hits) {
+			if (!hit.match) continue;
+			if (index >= offset && index < offset + limit) chosen.add(hit.line);
+			index++;
+		}
+		const near = (line: number) => {
+			for (let d = -context; d <= context; d++) if (chosen.has(line + d)) return true;
+			return false;
+		};
+		const block: string[] = [];
+		let previous: number | undefined;
+		let blockShown = 0;
+		for (const hit of file.hits) {
+			const selected = hit.match && chosen.has(hit.line);
+			if (!selected && !(context > 0 && near(hit.line))) continue;
+			if (previous !== undefined && hit.line > previous + 1) block.push('--');
+			const mark = selected ? ':' : '-';
+			const text = `${display}${mark}${hit.line}${mark}${hit.text === '' ? '' : ` ${hit.text}`}`;
+			const size = Buffer.byteLength(text) + 1;
+			if (shown + blockShown > 0 && bytes + size > budget && selected) {
+				fullPage = true;
+				break;
+			}
+			if (hit.text.includes(' chars …]') || hit.text.startsWith('[… ')) cutLines++;
+			block.push(text);
+			bytes += size;
+			previous = hit.line;
+			if (selected) blockShown++;
+		}
+		if (blockShown > 0) {
+			if (out.length > 0) out.push('');
+			out.push(...block);
+			shown += blockShown;
+			filesShown++;
+		}
+		if (index >= offset + limit) fullPage = true;
+	}
+	const where = input.path ? ` in ${input.path}` : '';
+	const pattern = JSON.stringify(input.pattern);
+	const total = collected.complete
+		? `${formatCount(collected.matches)} matching line${collected.matches === 1 ? '' : 's'} in ${formatCount(collected.files.length)} file${collected.files.length === 1 ? '' : 's'}`
+		: `more than ${formatCount(offset + limit)} matching lines (the search stopped once this page was full)`;
+	const lines: string[] = [];
+	if (collected.matches === 0) {
+		lines.push(`No matches for ${pattern}${where}.${input.includeIgnored ? '' : ' Ignored files (.gitignore, editor excludes, .git, node_modules) were not searched: set includeIgnored to search them.'}${input.includeHidden ? '' : ' Hidden (dot) files were not searched: set includeHidden to search them.'}`);
+	} else if (shown === 0) {
+		lines.push(`${total} for ${pattern}${where}; offset ${offset} is past the end. Use a smaller offset.`);
+	} else {
+		lines.push(`${total} for ${pattern}${where}; showing ${formatCount(offset + 1)}–${formatCount(offset + shown)}${collected.pcre2 ? ' (searched with PCRE2 for look-around/backreferences)' : ''}:`, '', ...out);
+	}
+	const nextOffset = offset + shown;
+	const more = shown > 0 && (collected.complete ? nextOffset < collected.matches : true);
+	if (more) {
+		const left = collected.complete ? `${formatCount(collected.matches - nextOffset)} more matching line${collected.matches - nextOffset === 1 ? '' : 's'}` : 'more matching lines';
+		lines.push('', `[… ${left} omitted; use offset=${nextOffset} for the next page, or narrow path, glob or pattern …]`);
+	}
+	if (cutLines > 0) lines.push(`(${cutLines} long line${cutLines === 1 ? ' was' : 's were'} trimmed around the match; read_file shows them whole)`);
+	if (collected.warnings.length) lines.push(`(some files could not be searched: ${collected.warnings.join('; ')})`);
+	return textResult(lines.join('\n'), {
+		truncated: more || cutLines > 0,
+		matches: shown,
+		files: filesShown,
+		totalMatches: collected.complete ? collected.matches : undefined,
+		totalFiles: collected.complete ? collected.files.length : undefined,
+		complete: collected.complete,
+		offset,
+		...(more ? { nextOffset } : {}),
+	});
+}

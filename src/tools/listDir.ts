@@ -1,0 +1,244 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Type } from '@sinclair/typebox';
+import { isAtomicTemp } from '../core/atomic';
+import type { ToolContext } from '../core/context';
+import { CancelledError, fromNodeError, ToolError } from '../core/errors';
+import { IgnoreRules } from '../core/ignoreRules';
+import { textResult, ToolResult } from '../core/result';
+import { formatBytes, formatCount } from '../core/truncate';
+import { defineTool } from './tool';
+
+const schema = Type.Object({
+	path: Type.Optional(Type.String({ description: 'Folder to list (default "." — the workspace folder; in a multi-root workspace, every folder).' })),
+	depth: Type.Optional(Type.Integer({ minimum: 1, maximum: 10, description: 'How many levels to descend (default 2: the folder\'s entries and theirs).' })),
+	offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Entries to skip, for paging (default 0).' })),
+	limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, description: 'Most entries to return (default 500).' })),
+	includeHidden: Type.Optional(Type.Boolean({ description: 'Show dot-files and dot-folders (default false).' })),
+	includeIgnored: Type.Optional(Type.Boolean({ description: 'Show entries ignored by .gitignore or the editor\'s excludes, and .git / node_modules (default false).' })),
+}, { additionalProperties: false });
+
+type Input = typeof schema.static;
+
+/** Entries counted before the walk gives up on an exact total. */
+const MAX_WALK_ENTRIES = 100_000;
+/** Ignored entries named in the footer (the rest are only counted). */
+const NAMED_IGNORED = 8;
+
+type Kind = 'dir' | 'file' | 'symlink' | 'other';
+
+interface Entry {
+	readonly absolute: string;
+	/** Relative to the listed folder, POSIX. */
+	readonly relative: string;
+	readonly name: string;
+	readonly depth: number;
+	readonly kind: Kind;
+	/** Sibling positions from the top: sorts the entries into tree order. */
+	readonly key: readonly number[];
+}
+
+export const listDirTool = defineTool({
+	name: 'list_dir',
+	referenceName: 'tbList',
+	displayName: 'List Folder',
+	group: 'read',
+	mutating: false,
+	icon: 'list-tree',
+	tags: ['files', 'read'],
+	userDescription: 'List a folder as an indented tree: folders first, sizes, symlinks and executables marked.',
+	modelDescription: [
+		'List a folder of the workspace as a tree, 2 levels deep by default (depth), folders first then files, sorted by name. One entry per line, indented by depth: `name/` folder, `name@` symlink, `name*` executable, files with their size.',
+		'At most 500 entries per call, taken level by level (the top level first); use offset to page. Hides dot-files (includeHidden) and entries ignored by .gitignore or the editor\'s excludes, plus .git and node_modules (includeIgnored); the footer says how many were left out.',
+		'To find files by name anywhere use find_files.',
+	].join(' '),
+	schema,
+	describe: input => `Listing ${input.path ?? '.'}`,
+	run,
+});
+
+interface Walk {
+	readonly entries: Entry[];
+	hidden: number;
+	ignored: string[];
+	complete: boolean;
+	unreadable: string[];
+}
+
+async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
+	const depth = input.depth ?? 2;
+	const limit = input.limit ?? ctx.limits.listEntries;
+	const offset = input.offset ?? 0;
+	const roots = ctx.boundary.roots;
+	const listAll = (input.path === undefined || input.path === '' || input.path === '.') && roots.length > 1;
+	const walk: Walk = { entries: [], hidden: 0, ignored: [], complete: true, unreadable: [] };
+	let title: string;
+	if (listAll) {
+		title = `The ${roots.length} workspace folders`;
+		for (const [index, root] of roots.entries()) {
+			walk.entries.push({ absolute: root.path, relative: root.name, name: root.name, depth: 1, kind: 'dir', key: [index] });
+		}
+		await walkFolders(walk, walk.entries.map(entry => ({ entry, workspaceRoot: entry.absolute })), depth, input, ctx);
+	} else {
+		const target = await ctx.boundary.resolve(input.path || '.', 'read');
+		let stat: fs.Stats;
+		try {
+			stat = await fs.promises.stat(target.absolute);
+		} catch (error) {
+			throw fromNodeError(error, target.display);
+		}
+		if (!stat.isDirectory()) {
+			throw new ToolError('not_directory', `${target.display} is a file, not a folder. Read it with read_file, or list its folder${path.dirname(target.display) !== '.' ? ` (${path.posix.dirname(target.display)})` : ''}.`);
+		}
+		title = target.display === '.' ? 'The workspace folder' : `${target.display}/`;
+		const top: Entry = { absolute: target.absolute, relative: '', name: '', depth: 0, kind: 'dir', key: [] };
+		await walkFolders(walk, [{ entry: top, workspaceRoot: target.root?.path ?? target.absolute }], depth, input, ctx);
+	}
+	const page = walk.entries.slice(offset, offset + limit);
+	const body = await renderTree(page, listAll);
+	const total = walk.entries.length;
+	const more = total - offset - page.length;
+	const lines = [`${title} (${depth} level${depth === 1 ? '' : 's'}): ${walk.complete ? formatCount(total) : `more than ${formatCount(total)}`} entr${total === 1 ? 'y' : 'ies'}${page.length < total ? `, showing ${formatCount(offset + 1)}–${formatCount(offset + page.length)}` : ''}`, ...body];
+	if (total === 0) lines.push('(empty)');
+	else if (page.length === 0) lines.push(`(offset ${offset} is past the end; use an offset below ${total})`);
+	if (more > 0 || !walk.complete) lines.push(`[… ${more > 0 ? `${formatCount(more)} more entr${more === 1 ? 'y' : 'ies'}` : 'more entries'} omitted; use offset=${offset + page.length} to continue, or list a subfolder …]`);
+	lines.push(...footer(walk));
+	ctx.note({ target: title });
+	return textResult(lines.join('\n'), {
+		truncated: more > 0 || !walk.complete,
+		total: walk.complete ? total : undefined,
+		returned: page.length,
+		offset,
+		hiddenEntries: walk.hidden,
+		ignoredEntries: walk.ignored.length,
+		...(more > 0 ? { nextOffset: offset + page.length } : {}),
+	});
+}
+
+/** Breadth-first, so a limit keeps the upper levels whole and cuts the deepest first. */
+async function walkFolders(walk: Walk, starts: { entry: Entry; workspaceRoot: string }[], maxDepth: number, input: Input, ctx: ToolContext): Promise<void> {
+	const includeHidden = input.includeHidden ?? false;
+	const includeIgnored = input.includeIgnored ?? false;
+	let level = starts.map(start => ({ ...start, rules: undefined as IgnoreRules | undefined }));
+	for (const start of level) {
+		if (!includeIgnored) start.rules = await IgnoreRules.forWalk(start.workspaceRoot, start.entry.absolute, ctx.settings.searchExcludes);
+	}
+	while (level.length > 0) {
+		const next: typeof level = [];
+		for (const { entry: folder, workspaceRoot, rules } of level) {
+			if (ctx.signal.aborted) throw new CancelledError('Listing');
+			if (folder.depth >= maxDepth) continue;
+			let dirents: fs.Dirent[];
+			try {
+				dirents = await fs.promises.readdir(folder.absolute, { withFileTypes: true });
+			} catch (error) {
+				if (folder.depth === 0) throw fromNodeError(error, folder.relative || '.');
+				walk.unreadable.push(folder.relative);
+				continue;
+			}
+			await rules?.enter(folder.absolute);
+			const kept = dirents
+				.sort(byKindThenName)
+				.filter(dirent => !isAtomicTemp(dirent.name))
+				.filter(dirent => {
+					if (!includeHidden && dirent.name.startsWith('.')) {
+						walk.hidden++;
+						return false;
+					}
+					if (rules?.isIgnored(path.join(folder.absolute, dirent.name), dirent.isDirectory())) {
+						walk.ignored.push(join(folder.relative, dirent.name) + (dirent.isDirectory() ? '/' : ''));
+						return false;
+					}
+					return true;
+				});
+			for (const [index, dirent] of kept.entries()) {
+				if (walk.entries.length >= MAX_WALK_ENTRIES) {
+					walk.complete = false;
+					return;
+				}
+				const entry: Entry = {
+					absolute: path.join(folder.absolute, dirent.name),
+					relative: join(folder.relative, dirent.name),
+					name: dirent.name,
+					depth: folder.depth + 1,
+					kind: kindOf(dirent),
+					key: [...folder.key, index],
+				};
+				walk.entries.push(entry);
+				// Symlinked folders are shown, not followed: they may lead anywhere.
+				if (entry.kind === 'dir') next.push({ entry, workspaceRoot, rules });
+			}
+		}
+		level = next;
+	}
+}
+
+function join(parent: string, name: string): string {
+	return parent ? `${parent}/${name}` : name;
+}
+
+function kindOf(dirent: fs.Dirent): Kind {
+	if (dirent.isSymbolicLink()) return 'symlink';
+	if (dirent.isDirectory()) return 'dir';
+	if (dirent.isFile()) return 'file';
+	return 'other';
+}
+
+/** Folders first, then by name (case-insensitive, ties by code unit) as in the editor's explorer. */
+function byKindThenName(a: fs.Dirent, b: fs.Dirent): number {
+	const folderFirst = Number(b.isDirectory()) - Number(a.isDirectory());
+	if (folderFirst !== 0) return folderFirst;
+	const x = a.name.toLowerCase();
+	const y = b.name.toLowerCase();
+	if (x !== y) return x < y ? -1 : 1;
+	return a.name < b.name ? -1 : a.name > b.name ? 1 : 0;
+}
+
+function compareKeys(a: readonly number[], b: readonly number[]): number {
+	for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i] - b[i];
+	return a.length - b.length;
+}
+
+/** The page in tree order; an entry whose folder is on another page shows its whole relative path. */
+async function renderTree(page: readonly Entry[], listAll: boolean): Promise<string[]> {
+	const onPage = new Set(page.map(entry => entry.relative));
+	const sorted = [...page].sort((a, b) => compareKeys(a.key, b.key));
+	return Promise.all(sorted.map(async entry => {
+		const parent = entry.relative.includes('/') ? entry.relative.slice(0, entry.relative.lastIndexOf('/')) : '';
+		const orphan = parent !== '' && !onPage.has(parent);
+		const indent = '  '.repeat(Math.max(0, entry.depth - 1));
+		const name = orphan ? entry.relative : entry.name;
+		return `${indent}${name}${await suffixOf(entry, listAll)}`;
+	}));
+}
+
+async function suffixOf(entry: Entry, listAll: boolean): Promise<string> {
+	switch (entry.kind) {
+		case 'dir':
+			return listAll && entry.depth === 1 ? `/  (${entry.absolute})` : '/';
+		case 'symlink': {
+			const target = await fs.promises.readlink(entry.absolute).catch(() => undefined);
+			return target !== undefined ? `@ → ${target}` : '@';
+		}
+		case 'file': {
+			const stat = await fs.promises.stat(entry.absolute).catch(() => undefined);
+			if (!stat) return '';
+			const executable = process.platform !== 'win32' && (stat.mode & 0o111) !== 0 ? '*' : '';
+			return `${executable}  ${formatBytes(stat.size)}`;
+		}
+		default:
+			return '  (special file)';
+	}
+}
+
+function footer(walk: Walk): string[] {
+	const notes: string[] = [];
+	if (walk.hidden > 0) notes.push(`${formatCount(walk.hidden)} hidden entr${walk.hidden === 1 ? 'y' : 'ies'} not shown (includeHidden: true shows them)`);
+	if (walk.ignored.length > 0) {
+		const named = walk.ignored.slice(0, NAMED_IGNORED).join(', ');
+		const rest = walk.ignored.length > NAMED_IGNORED ? `, and ${formatCount(walk.ignored.length - NAMED_IGNORED)} more` : '';
+		notes.push(`${formatCount(walk.ignored.length)} ignored entr${walk.ignored.length === 1 ? 'y' : 'ies'} not shown: ${named}${rest} (includeIgnored: true shows them)`);
+	}
+	if (walk.unreadable.length > 0) notes.push(`could not read: ${walk.unreadable.slice(0, NAMED_IGNORED).join(', ')}`);
+	return notes.length ? ['', ...notes.map(note => `(${note})`)] : [];
+}

@@ -1,0 +1,56 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { ToolContext } from '../core/context';
+import { fromNodeError, ToolError } from '../core/errors';
+
+/**
+ * Where a search runs: one rg process per workspace folder, each with the folder as its working
+ * directory, so globs with a slash are relative to the folder, printed paths are folder-relative,
+ * and results of several folders merge in folder order.
+ */
+export interface SearchScope {
+	/** rg's working directory (a workspace folder, or the searched folder itself outside them). */
+	readonly cwd: string;
+	/** Position of the folder among the workspace folders (scopes outside them come last). */
+	readonly order: number;
+	/** The path argument for rg, relative to cwd ('.' for all of it). */
+	readonly arg: string;
+	/** The searched path is a file. */
+	readonly isFile: boolean;
+}
+
+/**
+ * The scopes for an optional `path`: every workspace folder when absent, else the one folder
+ * holding it. `want` says what the path may be.
+ */
+export async function searchScopes(ctx: ToolContext, input: string | undefined, want: 'directory' | 'any', tool: string): Promise<SearchScope[]> {
+	const roots = ctx.boundary.roots;
+	if (input === undefined || input === '' || (input === '.' && roots.length > 1)) {
+		if (roots.length === 0) throw new ToolError('outside_boundary', 'No workspace folder is open, so there is nothing to search. Ask the user to open a folder.');
+		return roots.map((root, order) => ({ cwd: root.path, order, arg: '.', isFile: false }));
+	}
+	const target = await ctx.boundary.resolve(input, 'read');
+	let stat: fs.Stats;
+	try {
+		stat = await fs.promises.stat(target.absolute);
+	} catch (error) {
+		throw fromNodeError(error, target.display);
+	}
+	const isFile = !stat.isDirectory();
+	if (isFile && want === 'directory') {
+		throw new ToolError('not_directory', `${target.display} is a file, not a folder; ${tool} searches folders. Give its folder as path, or read the file with read_file.`);
+	}
+	const root = target.root;
+	if (root) {
+		const relative = path.relative(root.path, target.absolute).split(path.sep).join('/');
+		return [{ cwd: root.path, order: roots.indexOf(root), arg: relative === '' ? '.' : relative, isFile }];
+	}
+	// Outside every folder (toolbelt.additionalReadPaths, or unrestricted access).
+	return [{ cwd: isFile ? path.dirname(target.absolute) : target.absolute, order: roots.length, arg: isFile ? path.basename(target.absolute) : '.', isFile }];
+}
+
+/** A string-or-list parameter as a list without blanks. */
+export function globList(value: string | readonly string[] | undefined): string[] {
+	if (value === undefined) return [];
+	return (typeof value === 'string' ? [value] : [...value]).map(glob => glob.trim()).filter(Boolean);
+}

@@ -1,0 +1,206 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { makeHarness, makeTree } from './helpers';
+
+/** The `path:line:` lines of a grep result, without the header and footer. */
+const matchLines = (text: string) => text.split('\n').filter(line => /^[^\s[(].*:\d+: /.test(line) || /^[^\s[(].*:\d+:$/.test(line));
+
+describe('grep', () => {
+	let tree: ReturnType<typeof makeTree>;
+	beforeEach(() => {
+		tree = makeTree({
+			'src/a.ts': 'const alpha = 1;\nconst beta = 2;\n// TODO: alpha again\n',
+			'src/b.py': 'def alpha():\n    return "Alpha"\n',
+			'src/deep/c.ts': 'export const ALPHA = 3;\n',
+			'docs/notes.md': 'No greek here.\nalpha? (maybe)\n',
+			'.hidden.ts': 'alpha hidden\n',
+			'.gitignore': 'gen/\n',
+			'gen/out.ts': 'alpha generated\n',
+			'node_modules/pkg/index.js': 'alpha module\n',
+			'unicode.txt': 'Grüße, alpha 😀 — ok\n',
+			'blob.bin': Buffer.concat([Buffer.from('alpha'), Buffer.from([0, 1, 2, 0])]),
+		});
+	});
+	afterEach(() => tree.cleanup());
+
+	it('returns `path:line: text` grouped by file, with totals', async () => {
+		const text = await makeHarness(tree.root).text('grep', { pattern: 'alpha' });
+		assert.match(text.split('\n')[0], /^5 matching lines in 4 files for "alpha"; showing 1–5:$/);
+		assert.deepEqual(matchLines(text), [
+			'docs/notes.md:2: alpha? (maybe)',
+			'src/a.ts:1: const alpha = 1;',
+			'src/a.ts:3: // TODO: alpha again',
+			'src/b.py:1: def alpha():',
+			'unicode.txt:1: Grüße, alpha 😀 — ok',
+		]);
+		// A blank line between files.
+		assert.match(text, /docs\/notes\.md:2: alpha\? \(maybe\)\n\nsrc\/a\.ts:1:/);
+	});
+
+	it('ignoreCase and fixedStrings', async () => {
+		const h = makeHarness(tree.root);
+		const insensitive = matchLines(await h.text('grep', { pattern: 'alpha', ignoreCase: true }));
+		assert.ok(insensitive.includes('src/deep/c.ts:1: export const ALPHA = 3;'));
+		assert.ok(insensitive.includes('src/b.py:2:     return "Alpha"'));
+		assert.deepEqual(matchLines(await h.text('grep', { pattern: 'alpha?', fixedStrings: true })), ['docs/notes.md:2: alpha? (maybe)']);
+	});
+
+	it('shows context lines marked with -, and -- between separate groups', async () => {
+		const text = await makeHarness(tree.root).text('grep', { pattern: 'alpha', path: 'src/a.ts', context: 1 });
+		assert.match(text, /src\/a\.ts:1: const alpha = 1;\nsrc\/a\.ts-2- const beta = 2;\nsrc\/a\.ts:3: \/\/ TODO: alpha again/);
+		const apart = makeTree({ 'f.txt': 'hit\n1\n2\n3\n4\nhit\n' });
+		try {
+			const separated = await makeHarness(apart.root).text('grep', { pattern: 'hit', context: 1 });
+			assert.match(separated, /f\.txt:1: hit\nf\.txt-2- 1\n--\nf\.txt-5- 4\nf\.txt:6: hit/);
+		} finally {
+			apart.cleanup();
+		}
+	});
+
+	it('narrows with glob (string or list) and exclude', async () => {
+		const h = makeHarness(tree.root);
+		assert.deepEqual(matchLines(await h.text('grep', { pattern: 'alpha', glob: '*.py' })), ['src/b.py:1: def alpha():']);
+		assert.equal(matchLines(await h.text('grep', { pattern: 'alpha', glob: ['*.py', '*.md'] })).length, 2);
+		assert.deepEqual(matchLines(await h.text('grep', { pattern: 'alpha', glob: 'src/**' })).length, 3);
+		const excluded = matchLines(await h.text('grep', { pattern: 'alpha', exclude: ['*.md', 'src'] }));
+		assert.deepEqual(excluded, ['unicode.txt:1: Grüße, alpha 😀 — ok']);
+	});
+
+	it('does not search ignored, hidden, node_modules or binary files unless asked', async () => {
+		const h = makeHarness(tree.root);
+		const normal = await h.text('grep', { pattern: 'alpha' });
+		assert.doesNotMatch(normal, /generated|hidden|module|blob/);
+		// Even a glob naming them does not bring hidden or ignored files back.
+		assert.doesNotMatch(await h.text('grep', { pattern: 'alpha', glob: '*.ts' }), /generated|hidden/);
+		const all = await h.text('grep', { pattern: 'alpha', includeIgnored: true, includeHidden: true });
+		assert.match(all, /gen\/out\.ts:1: alpha generated/);
+		assert.match(all, /\.hidden\.ts:1: alpha hidden/);
+		assert.match(all, /node_modules\/pkg\/index\.js:1: alpha module/);
+	});
+
+	it('honours the editor\'s excludes', async () => {
+		const text = await makeHarness(tree.root, { settings: { searchExcludes: ['docs/**', '**/*.py'] } }).text('grep', { pattern: 'alpha' });
+		assert.doesNotMatch(text, /notes|b\.py/);
+		assert.match(text, /src\/a\.ts/);
+	});
+
+	it('pages with offset: stable, non-overlapping, complete', async () => {
+		const many = makeTree(Object.fromEntries(Array.from({ length: 30 }, (_, i) => [`d${i % 4}/f${i}.txt`, Array.from({ length: 7 }, (_, j) => `needle ${i}.${j}`).join('\n') + '\n'])));
+		try {
+			const h = makeHarness(many.root);
+			const whole = matchLines(await h.text('grep', { pattern: 'needle', limit: 1000 }));
+			assert.equal(whole.length, 210);
+			const pages: string[] = [];
+			for (let offset = 0; offset < 210; offset += 25) {
+				const result = await h.invoke('grep', { pattern: 'needle', limit: 25, offset });
+				pages.push(...matchLines((result.content[0] as { text: string }).text));
+				assert.equal(result.metadata.nextOffset, offset + 25 < 210 ? offset + 25 : undefined);
+			}
+			assert.deepEqual(pages, whole);
+		} finally {
+			many.cleanup();
+		}
+	});
+
+	it('stops the search once the page is full when there are too many matches to collect, in the same order', async function () {
+		this.timeout(60_000);
+		const big = makeTree(Object.fromEntries(Array.from({ length: 6 }, (_, i) => [`part${i}.txt`, Array.from({ length: 5000 }, (_, j) => `hit ${i}:${j}`).join('\n') + '\n'])));
+		try {
+			const h = makeHarness(big.root);
+			const first = await h.invoke('grep', { pattern: 'hit', limit: 10 });
+			const text = (first.content[0] as { text: string }).text;
+			assert.equal(first.metadata.complete, false);
+			assert.match(text, /^more than 10 matching lines \(the search stopped once this page was full\)/);
+			assert.deepEqual(matchLines(text), Array.from({ length: 10 }, (_, j) => `part0.txt:${j + 1}: hit 0:${j}`));
+			const later = await h.invoke('grep', { pattern: 'hit', limit: 3, offset: 5001 });
+			assert.deepEqual(matchLines((later.content[0] as { text: string }).text), ['part1.txt:2: hit 1:1', 'part1.txt:3: hit 1:2', 'part1.txt:4: hit 1:3']);
+			assert.equal(later.metadata.nextOffset, 5004);
+		} finally {
+			big.cleanup();
+		}
+	});
+
+	it('trims long lines around the match', async () => {
+		const long = makeTree({ 'min.js': `${'x'.repeat(5000)}needle${'y'.repeat(5000)}\n` });
+		try {
+			const result = await makeHarness(long.root).invoke('grep', { pattern: 'needle' });
+			const text = (result.content[0] as { text: string }).text;
+			const line = matchLines(text)[0];
+			assert.match(line, /^min\.js:1: \[… 4,900 chars\] x+needley+ \[4,806 chars …\]$/);
+			assert.ok(line.length < 400);
+			assert.match(text, /1 long line was trimmed around the match/);
+			assert.equal(result.metadata.truncated, true);
+		} finally {
+			long.cleanup();
+		}
+	});
+
+	it('searches several workspace folders together with folder-qualified paths', async () => {
+		const other = makeTree({ 'x.txt': 'alpha from two\n' });
+		try {
+			const h = makeHarness([tree.root, other.root]);
+			const text = await h.text('grep', { pattern: 'alpha from|const alpha' });
+			assert.deepEqual(matchLines(text), [`${path.basename(tree.root)}/src/a.ts:1: const alpha = 1;`, `${path.basename(other.root)}/x.txt:1: alpha from two`]);
+			assert.deepEqual(matchLines(await h.text('grep', { pattern: 'alpha', path: path.basename(other.root) })), [`${path.basename(other.root)}/x.txt:1: alpha from two`]);
+		} finally {
+			other.cleanup();
+		}
+	});
+
+	it('falls back to PCRE2 for look-around', async () => {
+		const text = await makeHarness(tree.root).text('grep', { pattern: 'alpha(?= =)' });
+		assert.deepEqual(matchLines(text), ['src/a.ts:1: const alpha = 1;']);
+		assert.match(text, /PCRE2/);
+	});
+
+	it('says clearly when nothing matches', async () => {
+		const text = await makeHarness(tree.root).text('grep', { pattern: 'zzz_nothing' });
+		assert.match(text, /^No matches for "zzz_nothing"\. Ignored files/);
+	});
+
+	describe('bad input', () => {
+		it('returns ripgrep\'s explanation of an invalid regex', async () => {
+			const error = await makeHarness(tree.root).error('grep', { pattern: '(unclosed' });
+			assert.equal(error.code, 'invalid_input');
+			assert.match(error.message, /regex parse error:\n\s+\(\?:\(unclosed\)\n\s+\^\nerror: unclosed group/);
+			assert.match(error.message, /fixedStrings/);
+		});
+
+		it('returns ripgrep\'s explanation of an invalid glob', async () => {
+			const error = await makeHarness(tree.root).error('grep', { pattern: 'alpha', glob: 'src/{a' });
+			assert.equal(error.code, 'invalid_input');
+			assert.match(error.message, /error parsing glob 'src\/\{a'/);
+		});
+
+		it('refuses a path outside the workspace and symlinks leading outside', async function () {
+			const h = makeHarness(tree.root);
+			assert.equal((await h.error('grep', { pattern: 'x', path: '..' })).code, 'outside_boundary');
+			if (process.platform === 'win32') return;
+			const outside = makeTree({ 'secret.txt': 'alpha secret\n' });
+			try {
+				fs.symlinkSync(outside.root, tree.file('out'));
+				fs.symlinkSync(outside.file('secret.txt'), tree.file('secret-link.txt'));
+				assert.equal((await h.error('grep', { pattern: 'alpha', path: 'out' })).code, 'outside_boundary');
+				assert.equal((await h.error('grep', { pattern: 'alpha', path: 'secret-link.txt' })).code, 'outside_boundary');
+				assert.doesNotMatch(await h.text('grep', { pattern: 'alpha' }), /secret/);
+			} finally {
+				outside.cleanup();
+			}
+		});
+
+		it('refuses a missing path and bad numbers', async () => {
+			const h = makeHarness(tree.root);
+			assert.equal((await h.error('grep', { pattern: 'x', path: 'nope' })).code, 'not_found');
+			assert.equal((await h.error('grep', { pattern: 'x', context: 11 })).code, 'invalid_input');
+			assert.equal((await h.error('grep', { pattern: '' })).code, 'invalid_input');
+		});
+	});
+
+	it('stops when cancelled', async () => {
+		const controller = new AbortController();
+		controller.abort();
+		const result = await makeHarness(tree.root).invoke('grep', { pattern: 'alpha' }, { signal: controller.signal });
+		assert.equal(result.error?.code, 'cancelled');
+	});
+});

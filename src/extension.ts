@@ -7,6 +7,7 @@ import { createVscodeHost } from './vscode/host';
 import { registerLanguageModelTools } from './vscode/lmTools';
 import { createLogSink } from './vscode/log';
 import { applyWithWorkspaceEdit, registerOriginalContentProvider, showDiffs } from './vscode/mutation';
+import { registerSessionTerminals } from './vscode/terminals';
 import { registerWorkbenchUi } from './vscode/ui';
 
 export function activate(context: vscode.ExtensionContext): ToolbeltApi {
@@ -17,6 +18,7 @@ export function activate(context: vscode.ExtensionContext): ToolbeltApi {
 	const log = vscode.window.createOutputChannel('Toolbelt', { log: true });
 	context.subscriptions.push(log, registerOriginalContentProvider(), registry.onEvent(createLogSink(log)), ...registerLanguageModelTools(registry, ALL_TOOLS));
 	registerWorkbenchUi(context.subscriptions, { registry, env, tools: ALL_TOOLS, log });
+	context.subscriptions.push(registerSessionTerminals(context, env.state));
 	return createApi(registry, context.subscriptions, toAbortSignal);
 }
 

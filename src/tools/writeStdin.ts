@@ -38,6 +38,12 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 	const session = findSession(sessionsOf(ctx), input.sessionId);
 	const chars = input.chars ?? '';
 	const label = `Session ${session.id} (\`${oneLine(session.command, 60)}\`)`;
+	if (!chars || !session.alive) {
+		// Only reading, which needs no confirmation (unless approval is "always"). The call still goes
+		// through approve: a preview (prepareInvocation) must stop here, or it would drain the output
+		// the real call is about to return.
+		await ctx.approve({ kind: 'call', title: `Reading the output of session ${session.id}`, detail: JSON.stringify(input, null, 2) });
+	}
 	if (!session.alive) {
 		// Harmless: nothing is sent, and whatever it printed last is still handed over.
 		return sessionResult(session, `${label} has already ${describeEnd(session)}; ${chars ? 'the input was not sent' : 'there is nothing more to wait for'}. Start it again with exec_command if you need it.`);

@@ -222,7 +222,7 @@ describe('session tools', function () {
 	const meta = (result: ToolResult) => result.metadata as unknown as { sessionId: number; alive: boolean };
 
 	it('exec_command asks with the exact command and cwd, runs, and returns output, liveness and the id', async () => {
-		const result = await h.invoke('exec_command', { command: 'echo ready; read x; echo "got $x"', yieldMs: 300 });
+		const result = await h.invoke('exec_command', { command: 'echo ready; read x; echo "got $x"', yieldMs: 1500 });
 		assert.equal(result.error, undefined);
 		const request = h.asked[0];
 		assert.ok(request.kind === 'command' && request.command === 'echo ready; read x; echo "got $x"' && request.cwd === tree.root);
@@ -247,6 +247,14 @@ describe('session tools', function () {
 		const read = await h.invoke('write_stdin', { sessionId: 1, yieldMs: 1500 });
 		assert.match(resultText(read), /later/);
 		assert.equal(h.asked.length, 1, 'only exec_command asked');
+	});
+
+	it('a preview (prepareInvocation) of a read neither waits nor drains the output', async () => {
+		await h.invoke('exec_command', { command: 'echo first; sleep 1000', yieldMs: 0 });
+		assert.equal(await h.registry.preview('write_stdin', { sessionId: 1, yieldMs: 60_000 }), undefined, 'a read needs no confirmation');
+		assert.match(resultText(await h.invoke('write_stdin', { sessionId: 1, yieldMs: 300 })), /first/);
+		const typed = await h.registry.preview('write_stdin', { sessionId: 1, chars: 'x\n' });
+		assert.ok(typed?.kind === 'command' && typed.command === 'x\\n');
 	});
 
 	it('writing to a finished session is a clear, harmless message', async () => {

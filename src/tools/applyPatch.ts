@@ -4,7 +4,7 @@ import { commitChanges, withFileLocks } from '../core/mutation';
 import { PatchFileSummary, preparePatch } from '../core/patch/apply';
 import { parsePatch } from '../core/patch/parse';
 import { textResult, ToolResult } from '../core/result';
-import { formatCount } from '../core/truncate';
+import { formatCount, omittedMarker } from '../core/truncate';
 import { defineTool } from './tool';
 
 const schema = Type.Object({
@@ -13,6 +13,8 @@ const schema = Type.Object({
 
 /** Tolerance notes shown in a result; the rest are counted. */
 const MAX_NOTES = 20;
+/** Files listed one per line in a result; the rest are counted (metadata.files has them all). */
+const MAX_LISTED_FILES = 200;
 
 export const applyPatchTool = defineTool({
 	name: 'apply_patch',
@@ -28,8 +30,8 @@ export const applyPatchTool = defineTool({
 		'Two formats. (1) A unified diff: `--- a/path`, `+++ b/path`, hunks `@@ -l,n +l,n @@` with lines " context", "-removed", "+added"; git-style sections (`diff --git`, `new file mode`, `deleted file mode`, `rename from`/`rename to`) and `\\ No newline at end of file` are understood; new files come from `--- /dev/null`, deletions go to `+++ /dev/null`.',
 		'(2) The Codex envelope: `*** Begin Patch`, then sections `*** Add File: path` (every line "+text"), `*** Delete File: path`, `*** Update File: path` (optionally followed by `*** Move to: newpath`) with hunks that start with `@@` or `@@ <a line of the enclosing function or class>` (stack several to narrow down), lines " context" / "-removed" / "+added", an optional `*** End of File` for a hunk at the very end, and `*** End Patch`.',
 		'Hunks are placed by their context, not by line numbers (those only choose between equal places): give about 3 unchanged lines around each change. Context is matched exactly, else ignoring trailing whitespace, then indentation, then Unicode quotes/dashes/spaces; only the matched lines are replaced.',
-		'If any hunk does not fit, nothing changes and the error names the file, the hunk and the closest place with its first differing line; read the file again and resend. Paths are workspace-relative. Binary patches are refused.',
-		'Returns each file with its +/− line counts.',
+		'If any hunk does not fit, nothing changes and the error names the file, the hunk and the closest place with its first differing line; read the file again and resend. Paths are workspace-relative. Binary patches and files over 32 MB are refused.',
+		'Returns each file with its +/− line counts (the first 200 files listed, the rest counted).',
 	].join(' '),
 	schema,
 	describe: input => `Applying a patch${summarizeTargets(input.patch)}`,
@@ -57,13 +59,17 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 		const touched = files.flatMap(file => (file.movedTo ? [file.path, file.movedTo] : [file.path]));
 		const added = files.reduce((sum, file) => sum + file.added, 0);
 		const removed = files.reduce((sum, file) => sum + file.removed, 0);
+		const unlisted = Math.max(0, files.length - MAX_LISTED_FILES);
 		const lines = [
 			`Applied the patch: ${plural(files.length, 'file')} changed, +${formatCount(added)} −${formatCount(removed)}.`,
-			...files.map(formatFile),
+			...files.slice(0, MAX_LISTED_FILES).map(formatFile),
+			...(unlisted ? [omittedMarker({ hint: `${plural(unlisted, 'more file')} changed; the result's metadata.files lists every file` })] : []),
+			...(staged.protectedPaths.length ? [`Protected paths changed (confirmed by the user): ${staged.protectedPaths.join(', ')}`] : []),
 			...formatNotes(notes),
 			...(commit.diagnostics ? ['', 'New problems reported after the change:', commit.diagnostics] : []),
 		];
 		return textResult(lines.join('\n'), {
+			truncated: unlisted > 0,
 			format: patch.format,
 			files,
 			filesTouched: touched,

@@ -74,6 +74,20 @@ describe('apply_patch (tool)', () => {
 		const request = harness.asked[0];
 		assert.ok(request.kind === 'files');
 		assert.deepEqual(request.protectedPaths, ['.env.local']);
+		assert.match(resultText(await harness.invoke('apply_patch', { patch: codexUpdate('.env.local', '@@', '-x', '+y') })), /\nProtected paths changed \(confirmed by the user\): \.env\.local/);
+	});
+
+	it('lists at most 200 files and says how many more changed', async () => {
+		tree = makeTree({});
+		const harness = makeHarness(tree.root);
+		const sections = Array.from({ length: 205 }, (_, index) => `*** Add File: many/f${index}.txt\n+${index}`);
+		const result = await harness.invoke('apply_patch', { patch: `*** Begin Patch\n${sections.join('\n')}\n*** End Patch` });
+		const lines = resultText(result).split('\n');
+		assert.equal(lines[0], 'Applied the patch: 205 files changed, +205 −0.');
+		assert.equal(lines.filter(line => line.startsWith('A many/')).length, 200);
+		assert.equal(lines[201], '[… text omitted; 5 more files changed; the result\'s metadata.files lists every file …]');
+		assert.equal(result.metadata.truncated, true);
+		assert.equal((result.metadata.files as unknown[]).length, 205);
 	});
 
 	it('patches the unsaved text of an open editor, not the older text on disk', async () => {

@@ -22,4 +22,14 @@ exports.run = async () => {
 	}
 	assert.deepStrictEqual(missing, [], `tools contributed but not in vscode.lm.tools: ${missing.join(', ')}`);
 	console.log(`vsix probe: all ${contributed.length} contributed tools are registered`);
+
+	// The native packages travel inside the .vsix (scripts/package.mjs): a pty session proves
+	// @lydell/node-pty and its platform binary load from the installed extension.
+	const text = async (name, input) => (await vscode.lm.invokeTool(name, { input, toolInvocationToken: undefined }))
+		.content.map(part => part.value ?? '').join('');
+	const session = await text('toolbelt_exec_command', { command: 'test -t 0 && echo "on a tty"', yieldMs: 5000 });
+	assert.match(session, /on a tty/, session);
+	const command = await text('toolbelt_run_command', { command: 'echo packaged' });
+	assert.match(command, /^Exit code 0[\s\S]*packaged/, command);
+	console.log('vsix probe: run_command and a pty session work from the packaged extension');
 };

@@ -1,0 +1,86 @@
+// `npm run package [-- --target <vsce target>]`: the .vsix for one platform.
+//
+// Everything is bundled into dist/ except the two packages that ship native binaries
+// (@lydell/node-pty, @vscode/ripgrep; see esbuild.mjs). Each picks its binary from a platform
+// package (@lydell/node-pty-linux-x64, @vscode/ripgrep-linux-x64, …) that npm installs as an
+// optional dependency for the machine it runs on. So a .vsix is platform-specific: it carries the
+// two packages plus their platform packages for its target, and nothing else from node_modules.
+//
+// - No --target: the machine's own platform, from the repository's node_modules -> toolbelt.vsix.
+// - --target darwin-arm64 (or win32-x64, linux-arm64, …): the platform packages of that target are
+//   installed into a staging copy (`npm ci --os --cpu`), never into the repository
+//   -> toolbelt-darwin-arm64.vsix.
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+
+const root = path.resolve(import.meta.dirname, '..');
+const BINARY_PACKAGES = ['@lydell/node-pty', '@vscode/ripgrep'];
+/** vsce targets both binary packages have builds for. */
+const TARGETS = ['linux-x64', 'linux-arm64', 'darwin-x64', 'darwin-arm64', 'win32-x64', 'win32-arm64'];
+
+const { values: options } = parseArgs({ options: { target: { type: 'string' }, out: { type: 'string' } } });
+const host = `${process.platform}-${process.arch}`;
+const target = options.target ?? host;
+if (!TARGETS.includes(target)) {
+	console.error(`Cannot package for "${target}": @lydell/node-pty and @vscode/ripgrep have binaries for ${TARGETS.join(', ')}.`);
+	process.exit(2);
+}
+const out = path.resolve(options.out ?? path.join(root, target === host && !options.target ? 'toolbelt.vsix' : `toolbelt-${target}.vsix`));
+
+function run(command, args, cwd = root) {
+	console.log(`$ ${command} ${args.join(' ')}${cwd === root ? '' : `   (in ${cwd})`}`);
+	execFileSync(command, args, { cwd, stdio: 'inherit', shell: process.platform === 'win32' });
+}
+
+/** .vscodeignore with the "any platform package" globs narrowed to this target's. */
+function ignoreFileFor() {
+	const lines = fs.readFileSync(path.join(root, '.vscodeignore'), 'utf8').split('\n')
+		.map(line => line.replace(/^(!node_modules\/@[\w.-]+\/[\w.-]+)-\*\/\*\*$/, `$1-${target}/**`));
+	// Outside the packaged folder, or vsce would pack the ignore file itself.
+	const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'toolbelt-vscodeignore-')), '.vscodeignore');
+	fs.writeFileSync(file, lines.join('\n'));
+	return file;
+}
+
+/** Copies what `vsce package` reads into a staging folder and installs the target's packages there. */
+function stage() {
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), `toolbelt-package-${target}-`));
+	for (const entry of ['package.json', 'package-lock.json', 'README.md', 'LICENSE', 'CHANGELOG.md', '.vscodeignore', 'dist', 'media']) {
+		const source = path.join(root, entry);
+		if (fs.existsSync(source)) fs.cpSync(source, path.join(dir, entry), { recursive: true });
+	}
+	const [platform, cpu] = target.split('-');
+	run('npm', ['ci', '--omit=dev', `--os=${platform}`, `--cpu=${cpu}`, '--ignore-scripts', '--no-audit', '--no-fund'], dir);
+	return dir;
+}
+
+/** The .vsix must hold each binary package and exactly its platform package for the target. */
+function check(vsix) {
+	const listing = execFileSync('unzip', ['-Z1', vsix], { encoding: 'utf8' }).split('\n');
+	const packages = new Set(listing
+		.map(file => /^extension\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(file)?.[1])
+		.filter(Boolean));
+	const wanted = BINARY_PACKAGES.flatMap(name => [name, `${name}-${target}`]);
+	const missing = wanted.filter(name => !packages.has(name));
+	const extra = [...packages].filter(name => !wanted.includes(name));
+	if (missing.length || extra.length) {
+		throw new Error(`${path.basename(vsix)} has the wrong runtime packages: missing ${missing.join(', ') || 'none'}; unexpected ${extra.join(', ') || 'none'}.`);
+	}
+	const size = fs.statSync(vsix).size;
+	console.log(`${path.relative(root, vsix)}: ${(size / 1024 / 1024).toFixed(1)} MB, ${listing.filter(Boolean).length} files; node_modules: ${wanted.join(', ')}`);
+}
+
+run(process.execPath, ['esbuild.mjs', '--production']);
+const dir = target === host ? root : stage();
+const ignoreFile = ignoreFileFor();
+try {
+	const vsce = path.join(root, 'node_modules', '@vscode', 'vsce', 'vsce');
+	run(process.execPath, [vsce, 'package', '--target', target, '--ignoreFile', ignoreFile, '--out', out], dir);
+	check(out);
+} finally {
+	fs.rmSync(path.dirname(ignoreFile), { recursive: true, force: true });
+	if (dir !== root) fs.rmSync(dir, { recursive: true, force: true });
+}

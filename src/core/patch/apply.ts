@@ -4,7 +4,7 @@ import type { ResolvedPath } from '../boundary';
 import type { FileChange, ToolContext } from '../context';
 import { BoundaryError, fromNodeError, throwIfAborted, ToolError } from '../errors';
 import { encodeText, hasBom } from '../text';
-import { formatBytes } from '../truncate';
+import { countLines, formatBytes } from '../truncate';
 import { decodeFileLines, encodeFileLines, newFileLines } from './fileLines';
 import { applyHunks } from './hunks';
 import {
@@ -148,16 +148,16 @@ class Stager {
 	private async delete(operation: DeleteOperation): Promise<void> {
 		const slot = await this.slot(operation.path, operation.patchLine);
 		const current = this.existing(slot, operation.patchLine, 'delete');
-		const file = decodeFileLines(current, slot.display);
 		if (operation.hunks.length > 0) {
 			// A unified diff spells out what it deletes: it must be what the file holds.
-			const rest = applyHunks(file, operation.hunks, slot.display);
+			const rest = applyHunks(decodeFileLines(current, slot.display), operation.hunks, slot.display);
 			if (rest.file.lines.some(line => line !== '')) {
 				const left = rest.file.lines.findIndex(line => line !== '');
 				throw new PatchApplyError(`${slot.display}: the patch deletes this file (patch line ${operation.patchLine}) but its removed lines are not the whole file: line ${left + 1} of what would remain is ${JSON.stringify(rest.file.lines[left])}. Read the file again and send its current content as the removed lines, or use '*** Delete File: ${slot.display}'. Nothing was changed.`, { path: slot.display });
 			}
 		}
-		slot.removed += file.lines.length;
+		// Any file may be deleted, binary ones too: its lines are counted, not decoded.
+		slot.removed += countLines(current);
 		slot.current = null;
 		slot.goneAt = { line: operation.patchLine, how: 'deleted' };
 	}
@@ -168,14 +168,19 @@ class Stager {
 			slot = await this.slot(operation.fallbackPath, operation.patchLine);
 		}
 		const current = this.existing(slot, operation.patchLine, 'update');
-		const patched = applyHunks(decodeFileLines(current, slot.display), operation.hunks, slot.display);
-		this.notes.push(...patched.notes);
-		const after = operation.hunks.length > 0 ? encodeFileLines(patched.file) : current;
+		// A pure move takes the bytes as they are, so binary files can be moved too.
+		const patched = operation.hunks.length > 0
+			? applyHunks(decodeFileLines(current, slot.display), operation.hunks, slot.display)
+			: undefined;
+		this.notes.push(...patched?.notes ?? []);
+		const after = patched ? encodeFileLines(patched.file) : current;
+		const added = patched?.added ?? 0;
+		const removed = patched?.removed ?? 0;
 		const target = operation.moveTo === undefined ? slot : await this.slot(operation.moveTo, operation.patchLine);
 		if (target === slot) {
 			slot.current = after;
-			slot.added += patched.added;
-			slot.removed += patched.removed;
+			slot.added += added;
+			slot.removed += removed;
 			return;
 		}
 		if (target.isDirectory || target.current !== null) {
@@ -184,8 +189,8 @@ class Stager {
 		if (target.before === null) await this.checkParents(target, operation.patchLine);
 		target.current = after;
 		target.movedFrom = slot.movedFrom && slot.before === null ? slot.movedFrom : slot;
-		target.added += slot.added + patched.added;
-		target.removed += slot.removed + patched.removed;
+		target.added += slot.added + added;
+		target.removed += slot.removed + removed;
 		target.goneAt = undefined;
 		slot.current = null;
 		slot.added = 0;

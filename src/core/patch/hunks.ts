@@ -15,7 +15,7 @@ export interface PatchedFile {
 	readonly file: FileLines;
 	readonly added: number;
 	readonly removed: number;
-	/** Hunks placed with tolerance or away from their line numbers, for the result. */
+	/** Hunks placed with tolerance (not exactly), for the result. */
 	readonly notes: string[];
 }
 
@@ -35,44 +35,65 @@ type Choice =
 	| { kind: 'none' };
 
 export function applyHunks(file: FileLines, hunks: readonly Hunk[], display: string): PatchedFile {
-	const lines = file.lines;
-	const placed: Placement[] = [];
-	const notes: string[] = [];
-	let cursor = 0;
-	let drift = 0;
-	for (const hunk of hunks) {
+	const placer = new Placer(file.lines, display);
+	for (const hunk of hunks) placer.place(hunk);
+	return { ...splice(file, placer.placed, display), notes: placer.notes };
+}
+
+/** Places hunks one by one, remembering where the previous ones went. */
+class Placer {
+	readonly placed: Placement[] = [];
+	readonly notes: string[] = [];
+	/** Where the previous hunk's old lines ended: Codex hunks are sought from there. */
+	private cursor = 0;
+	/** How far the previous numbered hunk sat from its line number; the next one's number is shifted alike. */
+	private drift = 0;
+
+	constructor(private readonly lines: readonly string[], private readonly display: string) {}
+
+	place(hunk: Hunk): void {
 		const old = hunk.lines.filter(line => line.kind !== 'add').map(line => line.text);
 		const numbered = hunk.oldStart !== undefined;
-		let from = numbered ? 0 : cursor;
-		let hint = numbered ? Math.max(0, hunk.oldStart! - 1 + drift) : placed.length > 0 ? cursor : undefined;
+		let from = numbered ? 0 : this.cursor;
+		let hint = numbered ? Math.max(0, hunk.oldStart! - 1 + this.drift) : this.placed.length > 0 ? this.cursor : undefined;
 		for (const anchor of hunk.anchors) {
-			from = findAnchor(lines, anchor, from, hunk, display) + 1;
+			from = findAnchor(this.lines, anchor, from, hunk, this.display) + 1;
 			hint = from;
 		}
-		let start: number;
-		let level: MatchLevel = 'exact';
-		if (old.length === 0) {
-			start = insertionPoint(hunk, lines.length, from, drift);
-			const inside = placed.find(other => start > other.start && start < other.start + other.length);
-			if (inside) throw overlap(display, hunk, inside, start, 0);
-		} else {
-			const blocked = (at: number) => numbered && placed.some(other => overlaps(at, old.length, other));
-			const choice = choose(lines, old, from, hint, hunk.endOfFile || hunk.oldNoNewline, blocked);
-			if (choice.kind === 'none') throw notFound(lines, old, hunk, display, numbered ? undefined : from, hint);
-			if (choice.kind === 'ambiguous') throw ambiguous(display, hunk, choice.starts, choice.level, hint !== undefined);
-			if (choice.kind === 'blocked') {
-				const other = placed.find(candidate => overlaps(choice.starts[0], old.length, candidate))!;
-				throw overlap(display, hunk, other, choice.starts[0], old.length);
-			}
-			start = choice.start;
-			level = choice.level;
-		}
-		placed.push({ hunk, start, length: old.length, level });
-		noteTolerance(notes, display, hunk, start, level);
-		cursor = start + old.length;
-		if (numbered) drift = start - (old.length === 0 ? hunk.oldStart! : hunk.oldStart! - 1);
+		const { start, level } = old.length === 0
+			? { start: this.insertion(hunk, from), level: 'exact' as const }
+			: this.locate(hunk, old, numbered, from, hint);
+		this.placed.push({ hunk, start, length: old.length, level });
+		if (level !== 'exact') this.notes.push(`${this.display} hunk ${hunk.number}: placed at line ${start + 1}, matched ${LEVEL_DESCRIPTIONS[level]}.`);
+		this.cursor = start + old.length;
+		if (numbered) this.drift = start - (old.length === 0 ? hunk.oldStart! : hunk.oldStart! - 1);
 	}
-	return { ...splice(file, placed, display), notes };
+
+	/** Where a hunk that only adds lines goes; never inside lines another hunk changes. */
+	private insertion(hunk: Hunk, from: number): number {
+		const start = insertionPoint(hunk, this.lines.length, from, this.drift);
+		const inside = this.placed.find(other => start > other.start && start < other.start + other.length);
+		if (inside) throw overlap(this.display, hunk, inside, start, 0);
+		return start;
+	}
+
+	private locate(hunk: Hunk, old: readonly string[], numbered: boolean, from: number, hint: number | undefined): { start: number; level: MatchLevel } {
+		// Numbered hunks may come in any order, so a place another hunk already took is not theirs.
+		const blocked = (at: number) => numbered && this.placed.some(other => overlaps(at, old.length, other));
+		const choice = choose(this.lines, old, from, hint, hunk.endOfFile || hunk.oldNoNewline, blocked);
+		switch (choice.kind) {
+			case 'found':
+				return choice;
+			case 'none':
+				throw notFound(this.lines, old, hunk, this.display, numbered ? undefined : from, hint);
+			case 'ambiguous':
+				throw ambiguous(this.display, hunk, choice.starts, choice.level, hint !== undefined);
+			case 'blocked': {
+				const other = this.placed.find(candidate => overlaps(choice.starts[0], old.length, candidate))!;
+				throw overlap(this.display, hunk, other, choice.starts[0], old.length);
+			}
+		}
+	}
 }
 
 function insertionPoint(hunk: Hunk, length: number, from: number, drift: number): number {
@@ -188,10 +209,6 @@ function applyError(message: string, display: string, hunk: Hunk): PatchApplyErr
 
 function fail(message: string, display: string, hunk: Hunk): never {
 	throw applyError(message, display, hunk);
-}
-
-function noteTolerance(notes: string[], display: string, hunk: Hunk, start: number, level: MatchLevel): void {
-	if (level !== 'exact') notes.push(`${display} hunk ${hunk.number}: placed at line ${start + 1}, matched ${LEVEL_DESCRIPTIONS[level]}.`);
 }
 
 /** Builds the new lines: untouched lines and context lines with their own endings, added lines with the file's. */

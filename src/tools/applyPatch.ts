@@ -108,7 +108,7 @@ function plural(n: number, word: string): string {
 function summarizeTargets(patch: string): string {
 	const names = new Set<string>();
 	for (const match of patch.matchAll(/^(?:\*\*\* (?:Add|Update|Delete) File: (.+)|\+\+\+ (?:b\/)?(.+))$/gm)) {
-		const name = (match[1] ?? match[2]).trim();
+		const name = (match[1] ?? match[2]).split('\t')[0].trim();
 		if (name !== '/dev/null') names.add(name);
 	}
 	if (names.size === 0) return '';

@@ -160,6 +160,14 @@ describe('apply_patch (tool)', () => {
 		assert.deepEqual(fs.readdirSync(tree.root).sort(), ['one.txt', 'three.txt', 'two.txt'], 'no temp file is left behind');
 	});
 
+	it('describes its progress by the files the patch names', () => {
+		tree = makeTree({});
+		const tool = makeHarness(tree.root).registry.get('apply_patch')!;
+		assert.equal(tool.describe({ patch: '--- a/x.c\t2024-01-01 10:00:00\n+++ b/x.c\t2024-01-02 10:00:00\n@@ -1 +1 @@\n-a\n+b\n' }), 'Applying a patch to x.c');
+		assert.equal(tool.describe({ patch: '*** Begin Patch\n*** Add File: a\n+x\n*** Delete File: b\n*** End Patch' }), 'Applying a patch to 2 files');
+		assert.equal(tool.describe({ patch: 'garbage' }), 'Applying a patch');
+	});
+
 	it('rejects input that is not a string patch through schema validation', async () => {
 		tree = makeTree({});
 		const harness = makeHarness(tree.root);

@@ -34,7 +34,8 @@ const configurations = {
 	multiroot(scratch) {
 		const folders = ['test/fixtures/multiroot/one', 'test/fixtures/multiroot/two'].map(fixture => copyFixture(scratch, fixture));
 		const workspaceFile = path.join(scratch, 'multiroot.code-workspace');
-		fs.writeFileSync(workspaceFile, JSON.stringify({ folders: folders.map(folder => ({ path: folder })) }, null, '\t'));
+		// Web VS Code saves after a delay by default; tests need dirty editors to stay dirty.
+		fs.writeFileSync(workspaceFile, JSON.stringify({ folders: folders.map(folder => ({ path: folder })), settings: { 'files.autoSave': 'off' } }, null, '\t'));
 		return runExtensionTests({
 			workspaceFile,
 			extensionDevelopmentPath: root,

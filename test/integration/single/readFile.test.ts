@@ -81,7 +81,7 @@ describe('read_file inside VS Code', () => {
 		const end = events.find(event => event.phase === 'end');
 		assert.equal(end.tool, 'read_file');
 		assert.equal(end.status, 'done');
-		assert.equal(end.target, 'Reading README.md');
+		assert.equal(end.target, 'README.md');
 		assert.ok(end.bytes > 0);
 	});
 });

@@ -4,6 +4,7 @@ import { killSessionTool } from './killSession';
 import { listSessionsTool } from './listSessions';
 import { editFileTool } from './editFile';
 import { findFilesTool } from './findFiles';
+import { getDiagnosticsTool } from './getDiagnostics';
 import { grepTool } from './grep';
 import { listDirTool } from './listDir';
 import { completeTaskTool } from './completeTask';
@@ -22,6 +23,7 @@ export const ALL_TOOLS: readonly ToolDefinition<any>[] = [
 	listDirTool,
 	findFilesTool,
 	grepTool,
+	getDiagnosticsTool,
 	writeFileTool,
 	editFileTool,
 	applyPatchTool,

@@ -1,7 +1,15 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { FileChange } from '../core/context';
+import { CancelledError, ToolError } from '../core/errors';
 import { looksBinary } from '../core/files';
+
+/**
+ * Text files larger than this that no editor has open are replaced whole (a file operation in the
+ * same WorkspaceEdit) instead of being loaded as a document: VS Code does not hand documents over
+ * 50 MB to extensions, and a smallest-range edit needs the document.
+ */
+const DOCUMENT_EDIT_LIMIT = 20 * 1024 * 1024;
 
 /**
  * Applies a change set as one WorkspaceEdit, so open editors follow, a dirty buffer is edited in
@@ -20,11 +28,13 @@ export async function applyWithWorkspaceEdit(changes: readonly FileChange[], sig
 		}
 		const target = change.movedTo ? vscode.Uri.file(change.movedTo.path) : uri;
 		if (change.movedTo) edit.renameFile(uri, target, { overwrite: false });
-		if (change.before === null || isBinary(change.before) || isBinary(change.after)) {
+		if (change.before === null || isBinary(change.before) || isBinary(change.after) || tooLargeForDocument(uri, change)) {
 			edit.createFile(target, { overwrite: true, contents: change.after });
 			continue;
 		}
-		const document = await vscode.workspace.openTextDocument(uri);
+		const document = await vscode.workspace.openTextDocument(uri).then(doc => doc, (error: Error) => {
+			throw new ToolError('io', `VS Code could not open ${change.displayPath} to edit it (${error.message}). Nothing was changed.`);
+		});
 		const before = document.getText();
 		const after = decodeLike(change.after, document);
 		if (before !== after) {
@@ -33,14 +43,24 @@ export async function applyWithWorkspaceEdit(changes: readonly FileChange[], sig
 		}
 		toSave.push(target);
 	}
-	if (signal.aborted) throw new Error('cancelled before the edit was applied');
+	if (signal.aborted) throw new CancelledError('The change');
 	if (!(await vscode.workspace.applyEdit(edit))) {
-		throw new Error('VS Code refused the edit (a file may be read-only or changed meanwhile).');
+		throw new ToolError('io', 'VS Code refused the edit (a file may be read-only, or an editor changed it meanwhile). Nothing was changed. Read the files again and retry.');
 	}
+	const unsaved: string[] = [];
 	for (const uri of toSave) {
 		const document = vscode.workspace.textDocuments.find(doc => doc.uri.toString() === uri.toString());
-		if (document?.isDirty) await document.save();
+		if (document?.isDirty && !(await document.save())) unsaved.push(vscode.workspace.asRelativePath(uri));
 	}
+	if (unsaved.length) {
+		throw new ToolError('io', `The change is in the editor but ${unsaved.join(', ')} could not be saved (read-only file system or a save participant failed). The editor shows the new text; Undo there reverts it.`);
+	}
+}
+
+/** A big text file that is not open: replaced as bytes rather than loaded as a document. */
+function tooLargeForDocument(uri: vscode.Uri, change: FileChange): boolean {
+	if (Math.max(change.before?.byteLength ?? 0, change.after?.byteLength ?? 0) < DOCUMENT_EDIT_LIMIT) return false;
+	return !vscode.workspace.textDocuments.some(doc => doc.uri.toString() === uri.toString());
 }
 
 function isBinary(bytes: Uint8Array): boolean {

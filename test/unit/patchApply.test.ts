@@ -63,6 +63,11 @@ describe('patch applying: placing hunks', () => {
 		assert.equal(apply('top\nv\nw\nv\nw\n', codex('@@', ' top', '-v', '+V1', '@@', '-v', '+V2')).text, 'top\nV1\nw\nV2\nw\n');
 	});
 
+	it('accepts a hunk whose first context line repeats its @@ anchor', () => {
+		const text = 'def f():\n    return 1\n\ndef g():\n    return 1\n';
+		assert.equal(apply(text, codex('@@ def g():', ' def g():', '-    return 1', '+    return 2')).text, 'def f():\n    return 1\n\ndef g():\n    return 2\n');
+	});
+
 	it('puts pure insertions where the patch says', () => {
 		assert.equal(apply('a\nb\n', unified('@@ -0,0 +1 @@', '+top')).text, 'top\na\nb\n');
 		assert.equal(apply('a\nb\n', unified('@@ -1,0 +2 @@', '+mid')).text, 'a\nmid\nb\n');

@@ -60,6 +60,9 @@ class Placer {
 			from = findAnchor(this.lines, anchor, from, hunk, this.display) + 1;
 			hint = from;
 		}
+		// Models often repeat the `@@` line as the hunk's first context line: it then starts at the anchor.
+		const lastAnchor = hunk.anchors[hunk.anchors.length - 1];
+		if (lastAnchor !== undefined && old.length > 0 && sameLoosely(old[0], lastAnchor)) hint = from = from - 1;
 		const { start, level } = old.length === 0
 			? { start: this.insertion(hunk, from), level: 'exact' as const }
 			: this.locate(hunk, old, numbered, from, hint);
@@ -151,6 +154,10 @@ function findAnchor(lines: readonly string[], anchor: string, from: number, hunk
 	return fail(`${display}: hunk ${hunk.number} (patch line ${hunk.patchLine}): its '@@ ${anchor}' line was not found${where}. The text after '@@ ' must equal a whole line of the file (whitespace aside).${hintText} Nothing was changed.`, display, hunk);
 }
 
+function sameLoosely(a: string, b: string): boolean {
+	return normalizeUnicode(a).trim() === normalizeUnicode(b).trim();
+}
+
 function similarLine(lines: readonly string[], text: string): number | undefined {
 	const wanted = normalizeUnicode(text).trim();
 	const containing = lines.findIndex(line => wanted !== '' && normalizeUnicode(line).includes(wanted));
@@ -179,8 +186,7 @@ function nearMiss(lines: readonly string[], old: readonly string[], hint: number
 	const nearest = nearestLines(lines, old);
 	if (!nearest) return ` Nothing in the file resembles ${old.length === 1 ? 'it' : 'them'}${hint !== undefined ? ` (the hunk's line number points at line ${hint + 1})` : ''}.`;
 	const start = nearest.index;
-	const same = (a: string, b: string) => normalizeUnicode(a).trim() === normalizeUnicode(b).trim();
-	const offset = old.findIndex((line, i) => lines[start + i] === undefined || !same(lines[start + i], line));
+	const offset = old.findIndex((line, i) => lines[start + i] === undefined || !sameLoosely(lines[start + i], line));
 	const percent = Math.round(nearest.similarity * 100);
 	const where = `The nearest near-miss starts at line ${start + 1} (${percent}% alike)`;
 	if (offset === -1) return ` ${where}.`;

@@ -15,7 +15,6 @@ const ESCAPES = new RegExp([
 ].join('|'), 'g');
 
 // Everything below space except tab and line feed (carriage return and backspace are handled first).
-// eslint-disable-next-line no-control-regex
 const OTHER_CONTROLS = /[\x00-\x08\x0b-\x1f\x7f]/g;
 
 export function stripAnsi(text: string): string {

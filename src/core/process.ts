@@ -345,7 +345,8 @@ class StreamSink {
 			return;
 		}
 		if (!this.log) {
-			this.log = fs.createWriteStream(this.logPath, { highWaterMark: 256 * 1024 });
+			// A larger queue lets the stream batch chunks into one writev; memory stays bounded by it.
+			this.log = fs.createWriteStream(this.logPath, { highWaterMark: 1024 * 1024 });
 			this.log.on('error', error => {
 				this.logError = error.message;
 				this.stream.resume();

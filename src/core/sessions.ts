@@ -298,7 +298,6 @@ function pipeBackend(options: StartOptions, events: BackendEvents): Backend {
 	};
 }
 
-// eslint-disable-next-line no-control-regex
 const PIPE_CONTROLS = /[\x03\x04\x1c]/;
 
 function writeToPipe(stdin: NodeJS.WritableStream & { writableEnded: boolean }, pid: number, text: string): void {

@@ -102,6 +102,8 @@ async function run(args: RunArgs): Promise<number> {
 	process.once('SIGINT', () => controller.abort());
 	const result = await registry.invoke(args.tool, args.input, { signal: controller.signal });
 	process.stdout.write(`${toJson(result)}\n`);
+	// One call per process: a session (or a background job) cannot outlive it, and must not keep it alive.
+	await env.state.sessions?.dispose();
 	return result.error ? 1 : 0;
 }
 

@@ -33,7 +33,7 @@ async function run(_input: typeof schema.static, ctx: ToolContext): Promise<Tool
 	else lines.push(`${live.length} of at most ${MAX_LIVE_SESSIONS} sessions running${all.length > live.length ? `, ${all.length - live.length} finished` : ''}:`);
 	for (const session of all) lines.push(describe(session));
 	if (background.length) {
-		lines.push('Background processes left running by run_command (stopped when the editor closes; stop one with run_command "kill -- -PGID"):');
+		lines.push('Background processes left running by run_command (stopped when Toolbelt stops; stop one with run_command "kill -- -PGID"):');
 		for (const group of background) lines.push(`- process group ${group.pgid}: \`${oneLine(group.command, 80)}\``);
 	}
 	return textResult(lines.join('\n'), {

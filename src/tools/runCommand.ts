@@ -165,5 +165,5 @@ function section(name: string, capture: StreamCapture): Section {
 function afterwords(result: RunResult): string {
 	if (!result.leftRunning || result.pid === undefined) return '';
 	const held = result.pipesHeld ? ' They kept its output open; what they print from now on is not collected.' : '';
-	return `Note: processes it started in the background are still running (process group ${result.pid}).${held} They are stopped when the editor closes; stop them sooner with run_command "kill -- -${result.pid}". For servers and watchers, exec_command lets you see their output.`;
+	return `Note: processes it started in the background are still running (process group ${result.pid}).${held} They are stopped when Toolbelt stops (the editor closes); stop them sooner with run_command "kill -- -${result.pid}". For servers and watchers, exec_command lets you see their output.`;
 }

@@ -246,7 +246,7 @@ export async function runProcess(options: RunOptions): Promise<RunResult> {
 	const stderr = new StreamSink(child.stderr!, options.maxOutputBytes, logBase && `${logBase}.stderr.log`);
 	feedStdin(child, options.stdin);
 	try {
-		const outcome = await supervise(child, options, [stdout, stderr]);
+		const outcome = await supervise(child, options, [stdout, stderr], shell);
 		const [out, err] = await Promise.all([stdout.finish(), stderr.finish()]);
 		return { ...outcome, durationMs: Date.now() - started, stdout: out, stderr: err, pid: child.pid };
 	} finally {
@@ -266,7 +266,7 @@ function feedStdin(child: ChildProcess, text: string | undefined): void {
 type Outcome = Pick<RunResult, 'end' | 'exitCode' | 'signal' | 'leftRunning' | 'pipesHeld'>;
 
 /** Waits for the shell to exit (or the timeout, or the cancel), then for the drain. */
-function supervise(child: ChildProcess, options: RunOptions, sinks: StreamSink[]): Promise<Outcome> {
+function supervise(child: ChildProcess, options: RunOptions, sinks: StreamSink[], shell: ShellInvocation): Promise<Outcome> {
 	const timeoutMs = Math.min(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS);
 	const graceMs = options.graceMs ?? KILL_GRACE_MS;
 	const drainMs = options.drainMs ?? DRAIN_MS;
@@ -289,7 +289,8 @@ function supervise(child: ChildProcess, options: RunOptions, sinks: StreamSink[]
 		child.once('error', error => {
 			cleanup();
 			const code = (error as NodeJS.ErrnoException).code;
-			reject(new SpawnError(code, `The shell could not be started (${code ?? error.message}).`));
+			// Node reports a missing or unreadable cwd as a failure to spawn the shell itself.
+			reject(new SpawnError(code, `The command could not be started: ${error.message} (the shell is ${shell.file}, the folder ${options.cwd}).`));
 		});
 		child.once('exit', (exitCode, signal) => {
 			cleanup();

@@ -67,7 +67,7 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 			logDir,
 		});
 	} catch (error) {
-		if (error instanceof SpawnError) throw new ToolError('command_failed', `${error.message} Nothing was run. Tell the user: commands need bash (or /bin/sh) on this machine.`);
+		if (error instanceof SpawnError) throw new ToolError('command_failed', `${error.message} Nothing was run. Check that the folder still exists and can be entered; if it does, tell the user that the shell cannot be started.`);
 		throw error;
 	}
 	if (result.end === 'cancelled') throw new CancelledError('The command');

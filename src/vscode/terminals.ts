@@ -64,7 +64,11 @@ function mirror(session: Session, forget: () => void): vscode.Terminal {
 			forget();
 			if (session.alive) void session.kill('terminal closed');
 		},
-		handleInput: data => session.write(data),
+		handleInput: data => {
+			// A pty echoes what is typed; pipes do not, so show the person their own typing.
+			if (!session.tty && session.alive) write.fire(data.replace(/\r/g, '\r\n'));
+			session.write(data);
+		},
 	};
 	subscriptions.push(
 		session.onData(text => { if (opened) write.fire(toTerminal(text)); }),

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import {
-	commandEnv, groupAlive, procStat, pruneLogs, runProcess, RunOptions, shellInvocation,
+	commandEnv, groupAlive, procStat, pruneLogs, runProcess, RunOptions, shellInvocation, SpawnError,
 } from '../../src/core/process';
 import { resultText } from '../../src/core/result';
 import { makeHarness, makeTree } from './helpers';
@@ -185,6 +185,11 @@ describe('process runner', function () {
 		}
 		assert.deepEqual(runningChildren(), []);
 		assert.deepEqual(groups.filter(groupAlive), []);
+	});
+
+	it('a folder that vanished is a clear spawn error, not a crash', async () => {
+		await assert.rejects(run('true', { cwd: path.join(dir, 'gone') }), (error: Error) =>
+			error instanceof SpawnError && /could not be started: .*ENOENT.*the folder .*gone/.test(error.message));
 	});
 
 	it('builds the platform shell invocation', () => {

@@ -14,6 +14,7 @@ const steps = [
 	['npm', 'run', 'build'],
 	['npm', 'run', 'package'],
 	[process.execPath, 'scripts/integration.mjs'],
+	[process.execPath, 'scripts/e2e.mjs', '--screenshots', 'out/e2e/screenshots'],
 ];
 for (const [command, ...args] of steps) {
 	const label = command === process.execPath ? `node ${args.join(' ')}` : `npm ${args.join(' ')}`;

@@ -22,14 +22,23 @@ export function planText(rendered: string, ctx: ToolContext) {
  * language diagnostics: the plan is not code, and a tick in the Plan view must feel instant.
  */
 export function planContext(ctx: ToolContext): ToolContext {
+	let asked = false;
+	const showDiffs = ctx.host.showDiffs;
 	return {
 		...ctx,
-		host: { ...ctx.host, diagnostics: undefined },
-		approve: request => ctx.approve(
-			request.kind === 'files' && ctx.settings.approval !== 'always' && request.protectedPaths.length === 0
+		host: {
+			...ctx.host,
+			diagnostics: undefined,
+			// The pipeline shows "confirmed" diffs; a plan update that asked no one shows none (unless `always`).
+			showDiffs: showDiffs && (changes => (asked || ctx.settings.showDiffs === 'always' ? showDiffs(changes) : Promise.resolve())),
+		},
+		approve: request => {
+			const quiet = request.kind === 'files' && ctx.settings.approval !== 'always' && request.protectedPaths.length === 0;
+			asked = !quiet;
+			return ctx.approve(quiet
 				? { kind: 'call', title: request.title, detail: request.changes.map(change => change.displayPath).join('\n') }
-				: request,
-		),
+				: request);
+		},
 	};
 }
 

@@ -118,10 +118,17 @@ const STATUS_ICONS: Record<ToolStatus, vscode.ThemeIcon> = {
 const TARGET_CHARS = 48;
 
 export function rowDescription(record: ActivityRecord): string {
-	const target = record.target && record.target.length > TARGET_CHARS ? `${record.target.slice(0, TARGET_CHARS - 1)}…` : record.target;
+	const target = shortTarget(record.target);
 	const parts = [target, record.status === 'running' ? 'running' : `${record.status} ${formatDuration(record.durationMs)}`];
 	if (record.truncated) parts.push('✂ truncated');
 	return parts.filter(Boolean).join(' · ');
+}
+
+/** The row already names the tool: `Writing README.md` reads as `README.md`. */
+function shortTarget(target: string | undefined): string | undefined {
+	if (!target) return undefined;
+	const short = target.replace(/^[A-Z][a-z]+ing\s+/, '');
+	return short.length > TARGET_CHARS ? `${short.slice(0, TARGET_CHARS - 1)}…` : short;
 }
 
 export function formatDuration(ms: number | undefined): string {

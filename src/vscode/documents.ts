@@ -145,12 +145,12 @@ export class ToolDocuments implements vscode.Disposable {
 	}
 
 	/** Opens a tool result: its text in a read-only editor, and each image in the image preview. */
-	async showResult(tool: ToolDefinition<any>, header: string, result: ToolResult): Promise<vscode.Uri> {
+	async showResult(tool: ToolDefinition<any>, header: string, result: ToolResult, options: vscode.TextDocumentShowOptions = {}): Promise<vscode.Uri> {
 		const id = this.nextResult++;
 		const images = result.content.filter(part => part.kind === 'image');
 		const uri = vscode.Uri.from({ scheme: RESULT_SCHEME, path: `/${id}/${tool.name} result.txt` });
 		this.results.set(uri, new TextEncoder().encode(`${header}\n\n${resultText(result)}\n`));
-		await vscode.window.showTextDocument(uri, { preview: true, preserveFocus: false });
+		await vscode.window.showTextDocument(uri, { preview: true, ...options });
 		for (const [index, image] of images.entries()) {
 			if (image.kind !== 'image') continue;
 			const extension = image.mimeType.split('/')[1] ?? 'bin';

@@ -150,6 +150,8 @@ export async function runInputDocument(ui: RunToolUi, uri?: vscode.Uri): Promise
 		return undefined;
 	}
 	ui.inputProblems.delete(document.uri);
+	// Kept in memory for next time; saved, closing the editor does not ask about it.
+	if (document.isDirty) await document.save();
 	return runAndShow(ui, tool, checked.input);
 }
 
@@ -189,7 +191,9 @@ export async function presentResult(ui: RunToolUi, tool: ToolDefinition<any>, in
 	}
 	const inputLine = JSON.stringify(input);
 	const header = `${tool.displayName} — ${describe(tool, input)}\nInput: ${inputLine.length > 400 ? `${inputLine.slice(0, 400)}…` : inputLine}`;
-	await ui.documents.showResult(tool, header, result);
+	// A change shows its diff (toolbelt.showDiffs); its result then opens beside it, not over it.
+	const beside = tool.mutating && !result.error ? { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true } : {};
+	await ui.documents.showResult(tool, header, result, beside);
 	if (result.error) void vscode.window.showErrorMessage(`Toolbelt: ${tool.name} failed: ${firstLine(result.error.message)}`);
 }
 

@@ -158,3 +158,23 @@ describe('plan tools under concurrency', () => {
 		}
 	});
 });
+
+describe('plan tools and diffs', () => {
+	it('a plan update that asked no one opens no diff editor; under "always" it does', async () => {
+		const tree = makeTree();
+		try {
+			const shown: string[][] = [];
+			const quiet = makeHarness(tree.root);
+			(quiet.registry as any).env.host.showDiffs = async (changes: { displayPath: string }[]) => { shown.push(changes.map(change => change.displayPath)); };
+			await quiet.text('update_plan', { tasks: [{ title: 'a', status: 'pending' }] });
+			await quiet.text('complete_task', { taskNumber: 1 });
+			assert.equal(shown.length, 0);
+			const careful = makeHarness(tree.root, { settings: { approval: 'always' } });
+			(careful.registry as any).env.host.showDiffs = async (changes: { displayPath: string }[]) => { shown.push(changes.map(change => change.displayPath)); };
+			await careful.text('update_plan', { tasks: [{ title: 'b', status: 'pending' }] });
+			assert.deepEqual(shown, [['.toolbelt/plan.json']]);
+		} finally {
+			tree.cleanup();
+		}
+	});
+});

@@ -1,0 +1,121 @@
+// A person at the keyboard: Run Tool… from the command palette, the real confirmation modal
+// (Cancel leaves the file alone, Apply changes it and shows the diff), the Activity view, and the
+// Plan view's checkboxes.
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import { answer, clickDialogButton, dialog, notification, openPalette, pick, quickPickRow, resizeSideBar, runCommand, until } from '../../scripts/lib/workbench.mjs';
+
+export const options = {};
+
+const NEW_README = 'Greetings, written from the command palette.';
+const ORIGINAL_README = fs.readFileSync(new URL('../fixtures/workspace/README.md', import.meta.url), 'utf8');
+const PLAN = {
+	tasks: [
+		{ title: 'Sketch the greeting API', status: 'completed' },
+		{ title: 'Write the greeting code', status: 'in_progress', details: 'src/greeting.ts' },
+		{ title: 'Document it in the README', status: 'pending' },
+	],
+};
+
+/** Run Tool… → write_file → prompts, up to the confirmation. */
+async function writeReadmeFromPalette(page, screenshot) {
+	await runCommand(page, 'Toolbelt: Run Tool…');
+	await pick(page, 'write_file');
+	await pick(page, 'Fill in prompts');
+	await answer(page, 'path', 'README.md');
+	await answer(page, 'content', NEW_README);
+	await quickPickRow(page, 'Run write_file').waitFor();
+	if (screenshot) await screenshot('run-tool-optional-fields');
+	await page.keyboard.press('Enter');
+	return dialog(page);
+}
+
+export const steps = [
+	['the command palette lists the Toolbelt commands', async ({ page, screenshot }) => {
+		await runCommand(page, 'Toolbelt: Show Activity');
+		await resizeSideBar(page, 470);
+		await openPalette(page, 'Toolbelt: ', 'Toolbelt: Run Tool…');
+		for (const title of ['Search Workspace (grep)…', 'Restore Backup…', 'Stop All Sessions', 'Open Plan', 'Show Activity']) {
+			await quickPickRow(page, `Toolbelt: ${title}`).waitFor();
+		}
+		await screenshot('command-palette');
+		await page.keyboard.press('Escape');
+	}],
+
+	['Run Tool… → write_file shows the real confirmation; Cancel leaves the file unchanged', async ({ page, file, screenshot }) => {
+		const before = fs.readFileSync(file('README.md'), 'utf8');
+		const box = await writeReadmeFromPalette(page, screenshot);
+		assert.match(await box.innerText(), /README\.md/);
+		await screenshot('confirmation');
+		await clickDialogButton(page, 'Cancel');
+		await notification(page, /write_file was declined; nothing was changed/);
+		assert.equal(fs.readFileSync(file('README.md'), 'utf8'), before);
+	}],
+
+	['the same call approved changes the file and opens the diff editor', async ({ page, file, screenshot }) => {
+		await writeReadmeFromPalette(page);
+		await clickDialogButton(page, 'Apply');
+		await until('README.md to change', () => fs.readFileSync(file('README.md'), 'utf8').startsWith(NEW_README));
+		await page.locator('.monaco-diff-editor').first().waitFor();
+		await page.locator('.tab', { hasText: 'README.md (Toolbelt: before ↔ after)' }).first().waitFor();
+		await page.locator('.tab', { hasText: 'write_file result' }).first().waitFor();
+		await screenshot('diff');
+	}],
+
+	['the Activity view shows both calls, newest first, with status and duration', async ({ page, screenshot }) => {
+		await runCommand(page, 'Toolbelt: Show Activity');
+		const rows = page.locator('.pane', { hasText: 'Activity' }).locator('.monaco-list-row');
+		await rows.filter({ hasText: /write_file.*done/ }).first().waitFor();
+		const texts = await rows.allInnerTexts();
+		const writes = texts.filter(text => text.includes('write_file'));
+		assert.equal(writes.length, 2, texts.join(' | '));
+		assert.match(writes[0], /done \d+(\.\d)? m?s/);
+		assert.match(writes[1], /declined/);
+		await screenshot('activity');
+	}],
+
+	['Restore Backup… lists the backup taken before the write and puts the file back after a diff and a question', async ({ page, file, screenshot }) => {
+		await runCommand(page, 'View: Close All Editors');
+		await runCommand(page, 'Toolbelt: Restore Backup…');
+		const row = quickPickRow(page, 'README.md');
+		await row.waitFor();
+		assert.match(await row.innerText(), /write_file/);
+		await screenshot('restore-backup');
+		await row.click();
+		const box = await dialog(page);
+		assert.match(await box.innerText(), /Restore README\.md as it was before "Overwrite README\.md"\?/);
+		await page.locator('.monaco-diff-editor').first().waitFor();
+		await clickDialogButton(page, 'Restore');
+		await until('README.md to be restored', () => fs.readFileSync(file('README.md'), 'utf8') === ORIGINAL_README);
+	}],
+
+	['a plan written from the JSON editor appears in the Plan view; ticking a task updates the file', async ({ page, file, screenshot }) => {
+		await runCommand(page, 'View: Close All Editors');
+		await runCommand(page, 'Toolbelt: Run Tool…');
+		await pick(page, 'update_plan');
+		await pick(page, 'Edit as JSON');
+		const editor = page.locator('.editor-instance .monaco-editor').first();
+		await page.locator('.tab', { hasText: 'update_plan.json' }).first().waitFor();
+		await editor.click();
+		await page.keyboard.press('ControlOrMeta+A');
+		await page.keyboard.press('Delete');
+		// One line, then Format Document: typed newlines would collect the editor's auto-indent.
+		await page.keyboard.insertText(JSON.stringify({ $schema: 'toolbelt-schema:/update_plan.schema.json', ...PLAN }));
+		await runCommand(page, 'Format Document');
+		await page.locator('.editor-instance .view-line', { hasText: '"status": "pending"' }).first().waitFor();
+		await screenshot('json-input');
+		await page.locator('.editor-actions .action-label[aria-label^="Run Tool with This Input"]').first().click();
+		await until('the plan file', () => fs.existsSync(file('.toolbelt/plan.json')));
+
+		await runCommand(page, 'Toolbelt: Focus on Plan View');
+		const plan = page.locator('.pane', { hasText: 'Plan' }).last();
+		const row = plan.locator('.monaco-list-row', { hasText: 'Write the greeting code' });
+		await row.waitFor();
+		await row.locator('.custom-view-tree-node-item-checkbox, .monaco-checkbox, input[type=checkbox]').first().click();
+		await until('task 2 to be completed in the file', () => JSON.parse(fs.readFileSync(file('.toolbelt/plan.json'), 'utf8')).tasks[1].status === 'completed');
+		const statuses = JSON.parse(fs.readFileSync(file('.toolbelt/plan.json'), 'utf8')).tasks.map(task => task.status);
+		assert.deepEqual(statuses, ['completed', 'completed', 'pending']);
+		await page.locator('.pane', { hasText: 'Activity' }).locator('.monaco-list-row').filter({ hasText: /complete_task.*done/ }).first().waitFor();
+		await screenshot('plan');
+	}],
+];

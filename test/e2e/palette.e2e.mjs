@@ -119,3 +119,16 @@ export const steps = [
 		await screenshot('plan');
 	}],
 ];
+
+steps.push(['Search Workspace (grep)… opens the matches in an editor whose paths are links to the line', async ({ page, screenshot }) => {
+	await runCommand(page, 'View: Close All Editors');
+	await runCommand(page, 'Toolbelt: Search Workspace (grep)…');
+	await answer(page, 'Search Workspace', 'Hello');
+	await page.locator('.tab', { hasText: 'grep result' }).first().waitFor();
+	const link = page.locator('.editor-instance .view-line .detected-link', { hasText: 'src/greeting.ts' }).first();
+	await link.waitFor();
+	await screenshot('search');
+	await link.click({ modifiers: ['ControlOrMeta'] });
+	await page.locator('.tab', { hasText: 'greeting.ts' }).filter({ hasNotText: 'result' }).first().waitFor();
+	await page.locator('.statusbar-item', { hasText: /Ln 2, Col 1/ }).first().waitFor();
+}]);

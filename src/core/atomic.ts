@@ -35,6 +35,8 @@ export async function writeFileAtomic(target: string, bytes: Uint8Array, options
 	const destination = await realTarget(target);
 	const existing = await fs.promises.stat(destination).catch(() => undefined);
 	if (existing?.isDirectory()) throw Object.assign(new Error(`EISDIR: ${destination}`), { code: 'EISDIR' });
+	// A rename needs only the folder's permission; a file its owner made read-only must stay so.
+	if (existing) await fs.promises.access(destination, fs.constants.W_OK);
 	await removeDeadTemps(destination);
 	const temp = tempNameFor(destination);
 	let handle: fs.promises.FileHandle | undefined;

@@ -6,6 +6,9 @@ function asText(bytes: Uint8Array | null): string {
 	return bytes ? new TextDecoder('utf-8').decode(bytes) : '';
 }
 
+/** Lines kept beyond the context around a change when the shared ends are dropped. */
+const TRIM_MARGIN_LINES = 16;
+
 /**
  * The two texts without the lines they share at both ends (beyond `context` lines), and how many
  * lines were dropped at the start. The diff library compares every line of both texts; an edit of
@@ -18,15 +21,18 @@ function trimCommonLines(a: string, b: string, context: number): { a: string; b:
 	let suffix = 0;
 	while (suffix < max - prefix && a.charCodeAt(a.length - 1 - suffix) === b.charCodeAt(b.length - 1 - suffix)) suffix++;
 	// Start after the last line ending inside the shared prefix, then step back over the context lines.
+	// A few lines more than the context: around repeated lines the library may place a change a
+	// little differently than the character scan does, and needs room for its context there.
+	const margin = context + TRIM_MARGIN_LINES;
 	let start = prefix > 0 ? a.lastIndexOf('\n', prefix - 1) + 1 : 0;
-	for (let i = 0; i < context && start > 0; i++) start = start >= 2 ? a.lastIndexOf('\n', start - 2) + 1 : 0;
+	for (let i = 0; i < margin && start > 0; i++) start = start >= 2 ? a.lastIndexOf('\n', start - 2) + 1 : 0;
 	// End after the first line ending inside the shared suffix (so both texts end a line there),
 	// then step forward over the context lines.
 	let endA = a.length;
 	const newline = suffix > 0 ? a.indexOf('\n', a.length - suffix) : -1;
 	if (newline !== -1) {
 		endA = newline + 1;
-		for (let i = 0; i < context && endA < a.length; i++) endA = a.indexOf('\n', endA) + 1 || a.length;
+		for (let i = 0; i < margin && endA < a.length; i++) endA = a.indexOf('\n', endA) + 1 || a.length;
 	}
 	const endB = b.length - (a.length - endA);
 	if (start === 0 && endA === a.length) return { a, b, skipped: 0 };

@@ -107,6 +107,7 @@ async function checkNotStale(ctx: ToolContext, changes: readonly FileChange[]): 
 		seen.set(change.path, stat);
 		if (change.before === null) {
 			if (stat) throw new ToolError('already_exists', `${change.displayPath} was created by someone else while this change was prepared. Nothing was written. Read it, then decide whether to overwrite it.`);
+			await assertWritable(await nearestExisting(path.dirname(change.path)), `the folder for ${change.displayPath}`);
 			continue;
 		}
 		if (!stat) throw new ToolError('stale_write', `${change.displayPath} was deleted or moved on disk since it was read. Nothing was written. Check with list_dir or find_files, then read it again.`);
@@ -118,6 +119,7 @@ async function checkNotStale(ctx: ToolContext, changes: readonly FileChange[]): 
 		if (!fromEditor && stat.size !== change.before.byteLength) {
 			throw staleError(change.displayPath, { mtimeMs: stat.mtimeMs, size: change.before.byteLength }, stat, 'while the change was being prepared');
 		}
+		await assertWritable(change.path, change.displayPath);
 		if (change.movedTo && await statOrNull(change.movedTo.path)) {
 			throw new ToolError('already_exists', `${change.movedTo.displayPath} already exists, so ${change.displayPath} cannot be moved there. Nothing was written.`);
 		}
@@ -134,6 +136,23 @@ async function checkStillAsSeen(changes: readonly FileChange[], seen: Seen): Pro
 		if (now === null || now.mtimeMs !== before.mtimeMs || now.size !== before.size) {
 			throw staleError(change.displayPath, before, now, 'while waiting for confirmation');
 		}
+	}
+}
+
+/** Refused before anyone is asked to approve: a read-only file (or folder) would fail the write anyway. */
+async function assertWritable(absolute: string, what: string): Promise<void> {
+	try {
+		await fs.promises.access(absolute, fs.constants.W_OK);
+	} catch (error) {
+		const code = (error as NodeJS.ErrnoException).code;
+		if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') return;
+		throw new ToolError('io', `Permission denied: ${what} is read-only for this user${code === 'EROFS' ? ' (read-only file system)' : ''}. Nothing was written. Ask the user to make it writable.`);
+	}
+}
+
+async function nearestExisting(folder: string): Promise<string> {
+	for (let current = folder; ; current = path.dirname(current)) {
+		if (await statOrNull(current) || path.dirname(current) === current) return current;
 	}
 }
 

@@ -25,7 +25,8 @@ export interface NodeHostOptions {
 
 /** A host for the CLI, the unit tests and the benchmarks: plain Node, no editor. */
 export function createNodeHost(options: NodeHostOptions = {}): Host {
-	const storageDir = options.storageDir ?? path.join(os.tmpdir(), 'toolbelt-storage');
+	// One folder per user: /tmp is shared, and another user's folder there is not writable.
+	const storageDir = options.storageDir ?? path.join(os.tmpdir(), `toolbelt-storage-${os.userInfo().uid}`);
 	return {
 		kind: 'node',
 		storageDir,

@@ -17,6 +17,7 @@ export const completeTaskTool = defineTool({
 	displayName: 'Complete Task',
 	group: 'plan',
 	mutating: true,
+	asksByDefault: false,
 	icon: 'pass',
 	tags: ['plan', 'todo'],
 	userDescription: 'Mark one task of the plan as completed.',

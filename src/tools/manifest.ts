@@ -40,7 +40,7 @@ export function toolsMarkdown(tools: readonly ToolDefinition<any>[]): string {
 		const params = Object.entries(schema.properties ?? {})
 			.map(([name, prop]) => `\`${name}\`${required.has(name) ? '' : '?'}${typeHint(prop)}`)
 			.join(', ');
-		return `| \`${tool.name}\` | \`#${tool.referenceName}\` | ${tool.group}${tool.mutating ? ', asks first' : ''} | ${escapeCell(tool.userDescription)} | ${params || '—'} |`;
+		return `| \`${tool.name}\` | \`#${tool.referenceName}\` | ${tool.group}${(tool.asksByDefault ?? tool.mutating) ? ', asks first' : ''} | ${escapeCell(tool.userDescription)} | ${params || '—'} |`;
 	});
 	return ['| Tool | In chat | Group | What it does | Parameters (`?` = optional) |', '|---|---|---|---|---|', ...rows].join('\n');
 }

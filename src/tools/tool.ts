@@ -16,6 +16,12 @@ export interface ToolDefinition<S extends TSchema = TSchema> {
 	readonly group: ToolGroup;
 	/** Mutating tools go through approval and refuse in an untrusted workspace. */
 	readonly mutating: boolean;
+	/**
+	 * Whether the default approval policy (`mutating`) puts the call to the person; defaults to
+	 * `mutating`. The plan tools change only the plan file and do not ask (documentation only:
+	 * the asking itself is decided by the approval request the tool makes).
+	 */
+	readonly asksByDefault?: boolean;
 	/** A codicon id, e.g. `file`. */
 	readonly icon: string;
 	readonly tags: readonly string[];

@@ -16,6 +16,7 @@ export const updatePlanTool = defineTool({
 	displayName: 'Update Plan',
 	group: 'plan',
 	mutating: true,
+	asksByDefault: false,
 	icon: 'checklist',
 	tags: ['plan', 'todo'],
 	userDescription: 'Replace the plan with a new list of tasks (title, status, details).',

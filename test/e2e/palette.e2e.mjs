@@ -97,6 +97,16 @@ export const steps = [
 		const editor = page.locator('.editor-instance .monaco-editor').first();
 		await page.locator('.tab', { hasText: 'update_plan.json' }).first().waitFor();
 		await editor.click();
+		// The schema is attached: the JSON language service flags a status the tool does not know.
+		await page.keyboard.press('ControlOrMeta+A');
+		await page.keyboard.press('Delete');
+		await page.keyboard.insertText(JSON.stringify({ $schema: 'toolbelt-schema:/update_plan.schema.json', tasks: [{ title: 'x', status: 'done' }] }));
+		const squiggle = page.locator('.editor-instance .squiggly-warning, .editor-instance .squiggly-error').first();
+		await squiggle.waitFor();
+		await page.locator('.editor-instance .view-line span', { hasText: '"done"' }).last().hover();
+		const hover = page.locator('.monaco-hover').filter({ hasText: /Value is not accepted|pending|completed/ }).first();
+		await hover.waitFor();
+		assert.doesNotMatch(await hover.innerText(), /Unable to load schema/);
 		await page.keyboard.press('ControlOrMeta+A');
 		await page.keyboard.press('Delete');
 		// One line, then Format Document: typed newlines would collect the editor's auto-indent.

@@ -121,6 +121,10 @@ function choose(
 	lines: readonly string[], pattern: readonly string[], from: number, hint: number | undefined,
 	preferEnd: boolean, blocked: (start: number) => boolean,
 ): Choice {
+	// Right where the line number says, exactly: nothing can be nearer, so the file need not be searched.
+	if (hint !== undefined && hint >= from && exactlyAt(lines, pattern, hint) && !blocked(hint) && (!preferEnd || hint + pattern.length === lines.length)) {
+		return { kind: 'found', start: hint, level: 'exact' };
+	}
 	for (const level of MATCH_LEVELS) {
 		const all = findLines(lines, pattern, level, from);
 		if (all.length === 0) continue;
@@ -137,6 +141,12 @@ function choose(
 		return { kind: 'found', start: byDistance[0], level };
 	}
 	return { kind: 'none' };
+}
+
+function exactlyAt(lines: readonly string[], pattern: readonly string[], start: number): boolean {
+	if (start + pattern.length > lines.length) return false;
+	for (let i = 0; i < pattern.length; i++) if (lines[start + i] !== pattern[i]) return false;
+	return true;
 }
 
 /** The first line at or after `from` equal to a Codex `@@` anchor (at the first level that finds one). */

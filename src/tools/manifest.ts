@@ -50,6 +50,34 @@ function typeHint(prop: Record<string, any>): string {
 	return prop.type ? `: ${prop.type}` : '';
 }
 
+/**
+ * The README's per-tool parameter reference: every field with its type, whether it is required,
+ * and its description (which states the default), nested fields of lists of objects indented.
+ */
+export function parametersMarkdown(tools: readonly ToolDefinition<any>[]): string {
+	return tools.map(tool => {
+		const fields = fieldLines(tool.schema as Record<string, any>, '');
+		const body = fields.length ? fields.join('\n') : '- no parameters';
+		return `#### \`${tool.name}\` — ${tool.displayName}\n\n${tool.userDescription}\n\n${body}`;
+	}).join('\n\n');
+}
+
+function fieldLines(schema: Record<string, any>, indent: string): string[] {
+	const required = new Set<string>(schema.required ?? []);
+	return Object.entries<Record<string, any>>(schema.properties ?? {}).flatMap(([name, prop]) => {
+		const line = `${indent}- \`${name}\` (${typeName(prop)}${required.has(name) ? ', required' : ''})${prop.description ? ` — ${prop.description.replace(/\n/g, ' ')}` : ''}`;
+		const items = prop.type === 'array' && prop.items?.type === 'object' ? fieldLines(prop.items, `${indent}  `) : [];
+		return [line, ...items];
+	});
+}
+
+function typeName(prop: Record<string, any>): string {
+	if (prop.anyOf?.every((branch: any) => 'const' in branch)) return prop.anyOf.map((b: any) => `\`${JSON.stringify(b.const)}\``).join(' \\| ');
+	if (prop.anyOf) return prop.anyOf.map(typeName).join(' or ');
+	if (prop.type === 'array') return prop.items ? `list of ${prop.items.type === 'object' ? 'objects' : typeName(prop.items)}` : 'list';
+	return prop.type ?? 'any';
+}
+
 /** The README's settings reference, from package.json's configuration block. */
 export function settingsMarkdown(properties: Record<string, any>): string {
 	const rows = Object.entries(properties).map(([key, prop]) =>

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { defaultSettings } from '../../src/core/settings';
 import { ALL_TOOLS } from '../../src/tools';
-import { replaceSection, settingsMarkdown, toolContributions, toolsMarkdown } from '../../src/tools/manifest';
+import { parametersMarkdown, replaceSection, settingsMarkdown, toolContributions, toolsMarkdown } from '../../src/tools/manifest';
 
 const packageJson = JSON.parse(fs.readFileSync(path.join(__dirname, '../../../package.json'), 'utf8'));
 
@@ -61,6 +61,7 @@ describe('package.json manifest', () => {
 	it('keeps the README tool and settings tables equal to the code', () => {
 		const readme = fs.readFileSync(path.join(__dirname, '../../../README.md'), 'utf8');
 		let expected = replaceSection(readme, 'tools', toolsMarkdown(ALL_TOOLS));
+		expected = replaceSection(expected, 'parameters', parametersMarkdown(ALL_TOOLS));
 		expected = replaceSection(expected, 'settings', settingsMarkdown(packageJson.contributes.configuration.properties));
 		assert.ok(readme === expected, 'README.md tables are stale: run npm run manifest');
 	});

@@ -12,7 +12,7 @@ import { measure, table } from './lib/measure.mjs';
 const FILES = 200;
 const LINES = 400;
 const HUNKS_PER_FILE = 5;
-const RUNS = 3;
+const RUNS = 5;
 
 function fileName(index) {
 	return `src/module${index % 10}/file${index}.ts`;

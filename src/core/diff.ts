@@ -1,44 +1,71 @@
 import { createTwoFilesPatch, structuredPatch } from 'diff';
 import type { FileChange } from './context';
 
-/** Bytes as text for a diff; undefined for content that is not text. */
-function asText(bytes: Uint8Array | null): string {
-	return bytes ? new TextDecoder('utf-8').decode(bytes) : '';
-}
-
 /** Lines kept beyond the context around a change when the shared ends are dropped. */
 const TRIM_MARGIN_LINES = 16;
+const EMPTY = Buffer.alloc(0);
+const NEWLINE = 0x0a;
+
+function asBuffer(bytes: Uint8Array | null): Buffer {
+	if (!bytes) return EMPTY;
+	return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** Bytes as text for a diff (a BOM at the start is dropped; invalid UTF-8 shows as U+FFFD). */
+function asText(bytes: Uint8Array): string {
+	return new TextDecoder('utf-8').decode(bytes);
+}
+
+/** Bytes both buffers start with, compared a page at a time (memcmp) before byte by byte. */
+function commonPrefix(a: Buffer, b: Buffer): number {
+	const n = Math.min(a.length, b.length);
+	const PAGE = 4096;
+	let i = 0;
+	while (i + PAGE <= n && a.compare(b, i, i + PAGE, i, i + PAGE) === 0) i += PAGE;
+	while (i < n && a[i] === b[i]) i++;
+	return i;
+}
+
+/** Bytes both buffers end with, not reaching into the first `prefix` bytes of either. */
+function commonSuffix(a: Buffer, b: Buffer, prefix: number): number {
+	const n = Math.min(a.length, b.length) - prefix;
+	const PAGE = 4096;
+	let i = 0;
+	while (i + PAGE <= n && a.compare(b, b.length - i - PAGE, b.length - i, a.length - i - PAGE, a.length - i) === 0) i += PAGE;
+	while (i < n && a[a.length - 1 - i] === b[b.length - 1 - i]) i++;
+	return i;
+}
 
 /**
- * The two texts without the lines they share at both ends (beyond `context` lines), and how many
- * lines were dropped at the start. The diff library compares every line of both texts; an edit of
- * one line in a 50 MB file must not cost a line-by-line comparison of the whole file.
+ * The two texts without the lines they share at both ends (beyond the context and a margin), and
+ * how many lines were dropped at the start. The diff library compares every line of both texts;
+ * an edit of one line in a 50 MB file must cost neither that comparison nor decoding 50 MB twice,
+ * so the shared ends are found on the bytes and only the middle is decoded. Cuts fall just after
+ * a '\n' byte, which never sits inside a UTF-8 sequence.
  */
-function trimCommonLines(a: string, b: string, context: number): { a: string; b: string; skipped: number } {
-	const max = Math.min(a.length, b.length);
-	let prefix = 0;
-	while (prefix < max && a.charCodeAt(prefix) === b.charCodeAt(prefix)) prefix++;
-	let suffix = 0;
-	while (suffix < max - prefix && a.charCodeAt(a.length - 1 - suffix) === b.charCodeAt(b.length - 1 - suffix)) suffix++;
-	// Start after the last line ending inside the shared prefix, then step back over the context lines.
-	// A few lines more than the context: around repeated lines the library may place a change a
-	// little differently than the character scan does, and needs room for its context there.
+function trimCommonLines(before: Uint8Array | null, after: Uint8Array | null, context: number): { a: string; b: string; skipped: number } {
+	const a = asBuffer(before);
+	const b = asBuffer(after);
+	const prefix = commonPrefix(a, b);
+	const suffix = commonSuffix(a, b, prefix);
+	// Around repeated lines the library may place a change a little differently than the byte
+	// scan does, and needs room for its context there: keep a margin beyond the context.
 	const margin = context + TRIM_MARGIN_LINES;
-	let start = prefix > 0 ? a.lastIndexOf('\n', prefix - 1) + 1 : 0;
-	for (let i = 0; i < margin && start > 0; i++) start = start >= 2 ? a.lastIndexOf('\n', start - 2) + 1 : 0;
+	// Start after the last line ending inside the shared prefix, then step back over the margin.
+	let start = prefix > 0 ? a.lastIndexOf(NEWLINE, prefix - 1) + 1 : 0;
+	for (let i = 0; i < margin && start > 0; i++) start = start >= 2 ? a.lastIndexOf(NEWLINE, start - 2) + 1 : 0;
 	// End after the first line ending inside the shared suffix (so both texts end a line there),
-	// then step forward over the context lines.
+	// then step forward over the margin.
 	let endA = a.length;
-	const newline = suffix > 0 ? a.indexOf('\n', a.length - suffix) : -1;
+	const newline = suffix > 0 ? a.indexOf(NEWLINE, a.length - suffix) : -1;
 	if (newline !== -1) {
 		endA = newline + 1;
-		for (let i = 0; i < margin && endA < a.length; i++) endA = a.indexOf('\n', endA) + 1 || a.length;
+		for (let i = 0; i < margin && endA < a.length; i++) endA = a.indexOf(NEWLINE, endA) + 1 || a.length;
 	}
 	const endB = b.length - (a.length - endA);
-	if (start === 0 && endA === a.length) return { a, b, skipped: 0 };
 	let skipped = 0;
-	for (let at = a.indexOf('\n'); at !== -1 && at < start; at = a.indexOf('\n', at + 1)) skipped++;
-	return { a: a.slice(start, endA), b: b.slice(start, endB), skipped };
+	for (let at = a.indexOf(NEWLINE); at !== -1 && at < start; at = a.indexOf(NEWLINE, at + 1)) skipped++;
+	return { a: asText(a.subarray(start, endA)), b: asText(b.subarray(start, endB)), skipped };
 }
 
 /** Shifts hunk headers of a diff of trimmed texts back to the lines of the whole files. */
@@ -52,7 +79,7 @@ function shiftHunks(patch: string, skipped: number): string {
 export function unifiedDiff(change: FileChange, context = 3): string {
 	const from = change.before ? `a/${change.displayPath}` : '/dev/null';
 	const to = change.after ? `b/${change.movedTo?.displayPath ?? change.displayPath}` : '/dev/null';
-	const trimmed = trimCommonLines(asText(change.before), asText(change.after), context);
+	const trimmed = trimCommonLines(change.before, change.after, context);
 	const patch = createTwoFilesPatch(from, to, trimmed.a, trimmed.b, undefined, undefined, { context });
 	// The library starts with a line of '=' under an Index header; git's shape is easier to read.
 	return shiftHunks(patch.replace(/^=+\n/m, ''), trimmed.skipped);
@@ -62,9 +89,23 @@ export function unifiedDiffs(changes: readonly FileChange[], context = 3): strin
 	return changes.map(change => unifiedDiff(change, context)).join('\n');
 }
 
+/** Lines added and removed according to a unified diff of one file (its `---`/`+++` header skipped). */
+export function statOfDiff(diff: string): { added: number; removed: number } {
+	let added = 0;
+	let removed = 0;
+	let inHunks = false;
+	for (const line of diff.split('\n')) {
+		if (line.startsWith('@@')) inHunks = true;
+		else if (!inHunks) continue;
+		else if (line.startsWith('+')) added++;
+		else if (line.startsWith('-')) removed++;
+	}
+	return { added, removed };
+}
+
 /** Lines added and removed by a change. */
 export function diffStat(change: FileChange): { added: number; removed: number } {
-	const trimmed = trimCommonLines(asText(change.before), asText(change.after), 0);
+	const trimmed = trimCommonLines(change.before, change.after, 0);
 	const patch = structuredPatch('a', 'b', trimmed.a, trimmed.b, undefined, undefined, { context: 0 });
 	let added = 0;
 	let removed = 0;

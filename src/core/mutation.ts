@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { needsApproval } from './approval';
 import { backupOriginals } from './backups';
 import type { ApprovalRequest, Diagnostic, FileChange, FileVersion, SharedState, ToolContext } from './context';
-import { diffStat, unifiedDiffs } from './diff';
+import { statOfDiff, unifiedDiff } from './diff';
 import { CancelledError, fromNodeError, throwIfAborted, ToolError } from './errors';
 import { readHead } from './files';
 import { encodeText, hasBom } from './text';
@@ -64,10 +64,11 @@ export async function commitChanges(ctx: ToolContext, title: string, changes: Fi
 		await ctx.host.showDiffs(changes).catch(() => undefined);
 	}
 	const diagnostics = diagnosticsBefore ? await newDiagnostics(ctx, changes, diagnosticsBefore) : undefined;
+	const diffs = changes.map(change => unifiedDiff(change));
 	return {
 		changes,
-		diff: unifiedDiffs(changes),
-		stats: changes.map(change => ({ path: change.movedTo?.displayPath ?? change.displayPath, ...diffStat(change) })),
+		diff: diffs.join('\n'),
+		stats: changes.map((change, index) => ({ path: change.movedTo?.displayPath ?? change.displayPath, ...statOfDiff(diffs[index]) })),
 		backups: copies,
 		...(diagnostics ? { diagnostics } : {}),
 	};

@@ -80,11 +80,6 @@ function isNameGlob(glob: string): boolean {
 	return !glob.includes('/') && !glob.includes(':') && !glob.startsWith('!');
 }
 
-/** True when a path, below the folder searched, goes through a dot-file or dot-folder. */
-export function isHiddenBelow(relative: string, below: string): boolean {
-	const rest = below === '.' || below === '' ? relative : relative.startsWith(`${below}/`) ? relative.slice(below.length + 1) : relative;
-	return rest.split('/').some(part => part.startsWith('.') && part !== '.' && part !== '..');
-}
 
 export interface RgRun {
 	/** Exit code (null when killed). */
@@ -113,7 +108,9 @@ export function runRg(args: readonly string[], options: RgOptions): Promise<RgRu
 	return new Promise((resolve, reject) => {
 		// stdin is /dev/null: with a pipe there, rg would search its standard input.
 		const child = spawn(rgPath(), args, { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-		let pending = '';
+		// Pieces of a line that spans chunks (minified files have lines of megabytes): joined once
+		// the line ends, so a long line costs its length, not its length times its chunks.
+		let pending: Buffer[] = [];
 		let stderr = '';
 		let stopped = false;
 		let settled = false;
@@ -125,22 +122,25 @@ export function runRg(args: readonly string[], options: RgOptions): Promise<RgRu
 		};
 		const onAbort = () => stop();
 		options.signal?.addEventListener('abort', onAbort, { once: true });
-		child.stdout.setEncoding('utf8');
-		child.stdout.on('data', (chunk: string) => {
+		child.stdout.on('data', (chunk: Buffer) => {
 			if (stopped) return;
 			let start = 0;
-			let text = pending + chunk;
-			pending = '';
-			for (let newline = text.indexOf('\n'); newline !== -1; newline = text.indexOf('\n', start)) {
-				const line = text.slice(start, newline);
+			for (let newline = chunk.indexOf(10); newline !== -1; newline = chunk.indexOf(10, start)) {
+				let line: string;
+				if (pending.length > 0) {
+					pending.push(chunk.subarray(start, newline));
+					line = Buffer.concat(pending).toString('utf8');
+					pending = [];
+				} else {
+					line = chunk.toString('utf8', start, newline);
+				}
 				start = newline + 1;
 				if (options.onLine(line) === false) {
 					stop();
 					return;
 				}
 			}
-			text = text.slice(start);
-			pending = text;
+			if (start < chunk.length) pending.push(chunk.subarray(start));
 		});
 		child.stderr.setEncoding('utf8');
 		child.stderr.on('data', (chunk: string) => {
@@ -150,7 +150,7 @@ export function runRg(args: readonly string[], options: RgOptions): Promise<RgRu
 			if (settled) return;
 			settled = true;
 			options.signal?.removeEventListener('abort', onAbort);
-			if (!stopped && pending !== '') options.onLine(pending);
+			if (!stopped && pending.length > 0) options.onLine(Buffer.concat(pending).toString('utf8'));
 			if (options.signal?.aborted) reject(new CancelledError('The search'));
 			else resolve({ code, stderr, stopped });
 		};
@@ -178,33 +178,35 @@ export function warningsOf(stderr: string, max = 3): string[] {
 
 /**
  * Compares paths the way `rg --sort path` walks them: folder by folder, names compared by their
- * code points (UTF-8 byte order), so a sort of collected results and a sorted walk agree.
+ * code points (UTF-8 byte order), so a sort of collected results and a sorted walk agree. Folder
+ * by folder is the same as one pass over the whole paths with '/' sorting before every other
+ * character (a name that ends first is the smaller), which needs no splitting.
  */
 export function comparePaths(a: string, b: string): number {
-	const partsA = a.split('/');
-	const partsB = b.split('/');
-	const n = Math.min(partsA.length, partsB.length);
-	for (let i = 0; i < n; i++) {
-		const order = compareCodePoints(partsA[i], partsB[i]);
-		if (order !== 0) return order;
-	}
-	return partsA.length - partsB.length;
-}
-
-function compareCodePoints(a: string, b: string): number {
 	if (a === b) return 0;
 	const n = Math.min(a.length, b.length);
 	for (let i = 0; i < n; i++) {
 		const x = a.charCodeAt(i);
 		const y = b.charCodeAt(i);
-		if (x === y) continue;
-		// Surrogates (astral characters) sort after every BMP character in UTF-8, not before U+E000.
-		const fx = x >= 0xd800 && x <= 0xdfff ? x + 0x2000 : x >= 0xe000 ? x - 0x800 : x;
-		const fy = y >= 0xd800 && y <= 0xdfff ? y + 0x2000 : y >= 0xe000 ? y - 0x800 : y;
-		return fx - fy;
+		if (x !== y) return rankOf(x) - rankOf(y);
 	}
 	return a.length - b.length;
 }
+
+/** A code unit's place in the order: '/' first, then code points (surrogates, i.e. astral characters, after all of the BMP). */
+function rankOf(code: number): number {
+	if (code === 0x2f) return -1;
+	if (code >= 0xd800 && code <= 0xdfff) return code + 0x2000;
+	return code >= 0xe000 ? code - 0x800 : code;
+}
+
+/** True when a path, below the folder searched, goes through a dot-file or dot-folder. */
+export function isHiddenBelow(relative: string, below: string): boolean {
+	const rest = below === '.' || below === '' ? relative : relative.startsWith(`${below}/`) ? relative.slice(below.length + 1) : relative;
+	return HIDDEN_PART.test(rest);
+}
+
+const HIDDEN_PART = /(^|\/)\.(?!\.?(\/|$))/;
 
 /** A path rg printed (relative to its cwd, perhaps with `./`) as a clean relative POSIX path. */
 export function cleanRelative(printed: string): string {

@@ -73,7 +73,7 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 			located.push({ index, ...result.located });
 		}
 		const after = encodeText(text, decoded.format);
-		if (Buffer.from(after).equals(Buffer.from(before))) {
+		if (Buffer.from(after.buffer, after.byteOffset, after.byteLength).equals(Buffer.from(before.buffer, before.byteOffset, before.byteLength))) {
 			return textResult(`No change: the edits leave ${display} exactly as it was. Nothing was written.`, { path: display });
 		}
 		const commit = await commitChanges(ctx, `Edit ${display}`, [{ path: target.absolute, displayPath: display, before, after }]);

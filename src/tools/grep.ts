@@ -28,8 +28,12 @@ type Input = typeof schema.static;
 
 /** Lines longer than this are shown as a window around the match. */
 const GREP_LINE_CHARS = 300;
-/** Matching lines collected from an unsorted (parallel) search before switching to a sorted, stoppable one. */
-const COLLECT_MATCHES = 20_000;
+/**
+ * Matching lines collected from an unsorted (parallel) search before switching to a sorted,
+ * stoppable one. rg's JSON costs about 500 bytes per matching line (more with many submatches),
+ * so this bounds what a pattern matching everywhere wastes before the switch (~0.5 MB).
+ */
+const COLLECT_MATCHES = 1_000;
 
 export const grepTool = defineTool({
 	name: 'grep',
@@ -122,11 +126,16 @@ async function collect(options: CollectOptions, pcre2 = false): Promise<Collecte
 	let complete = true;
 	for (const scope of options.scopes) {
 		const byPath = new Map<string, FileHits>();
-		const args = [...options.args, ...(options.sorted ? ['--sort', 'path'] : []), ...(pcre2 ? ['--pcre2'] : []), '--regexp', options.pattern, '--', scope.arg];
+		// A file with more matching lines than this call can use ends the search anyway, so rg may stop
+		// reading it there: in a parallel search it would otherwise hold a huge file's results whole.
+		const perFile = ['--max-count', String(options.stopAfter + 1)];
+		const args = [...options.args, ...perFile, ...(options.sorted ? ['--sort', 'path'] : []), ...(pcre2 ? ['--pcre2'] : []), '--regexp', options.pattern, '--', scope.arg];
 		const result = await runRg(args, {
 			cwd: scope.cwd,
 			signal: options.ctx.signal,
 			onLine: line => {
+				// begin/end/summary messages carry nothing shown here: skip their parse.
+				if (!line.startsWith('{"type":"match"') && !line.startsWith('{"type":"context"')) return;
 				const message = parse(line);
 				if (!message || (message.type !== 'match' && message.type !== 'context')) return;
 				const relative = cleanRelative(textOf(message.data.path));

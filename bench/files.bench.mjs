@@ -1,0 +1,132 @@
+// The file tools beside their raw primitives, each measured in a fresh Node process (peak RSS
+// is that measurement's own), times the median of several warm runs:
+//   grep over this repo's node_modules vs `rg` with the same pattern and flags (target ratio ≤ 1.10);
+//   grep limit 100 on a pattern with over a million matching lines (rg is stopped early) vs a full rg;
+//   find_files vs `rg --files`;
+//   edit_file of one line in a 50 MB file vs a naive read + replace + writeFile.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { createRequire } from 'node:module';
+import { measure, registrySource, repo, table } from './lib/measure.mjs';
+
+const RUNS = 5;
+const ROUNDS = 3;
+const rg = createRequire(import.meta.url)('@vscode/ripgrep').rgPath;
+
+/** A body that runs `once` RUNS times and returns the median (ms) and the last value. */
+function median(once) {
+	return `
+		const times = [];
+		let value;
+		for (let run = 0; run < ${RUNS}; run++) {
+			const start = process.hrtime.bigint();
+			value = await (async () => { ${once} })();
+			times.push(Number(process.hrtime.bigint() - start) / 1e6);
+		}
+		times.sort((a, b) => a - b);
+		return { median: times[Math.floor(times.length / 2)], value };`;
+}
+
+/** measure() with the median of the runs as `ms`. */
+function timed(once, options) {
+	const result = measure(median(once), options);
+	return { ms: result.value.median, rssMB: result.rssMB, value: result.value.value };
+}
+
+/**
+ * Both sides measured in turns, ROUNDS times each, keeping each side's best median: on a shared
+ * 2-core machine other processes come and go, and turns keep that from favouring one side.
+ */
+function pair(ours, base) {
+	let best;
+	for (let round = 0; round < ROUNDS; round++) {
+		const o = ours();
+		const b = base();
+		best = best ? { ours: o.ms < best.ours.ms ? o : best.ours, base: b.ms < best.base.ms ? b : best.base } : { ours: o, base: b };
+	}
+	return best;
+}
+
+function tool(name, input, setup) {
+	return timed(`
+		const result = await registry.invoke(${JSON.stringify(name)}, ${JSON.stringify(input)});
+		if (result.error) throw new Error(result.error.message);
+		return result.metadata;`, { setup });
+}
+
+/** rg as a person would run it in a terminal: output read whole, like a pipe into a file. */
+function rawRg(args, cwd) {
+	return timed(`
+		const { execFileSync } = require('node:child_process');
+		let out = '';
+		try {
+			out = execFileSync(${JSON.stringify(rg)}, ${JSON.stringify(args)}, { cwd: ${JSON.stringify(cwd)}, maxBuffer: 1 << 30, encoding: 'utf8' });
+		} catch (error) {
+			if (error.status !== 1) throw error;
+		}
+		return out.length;`);
+}
+
+function writeBigText(file, bytes) {
+	const line = `${'a line of ordinary source text, with words and numbers 0123456789 '.repeat(2)}\n`;
+	const block = line.repeat(Math.ceil((1 << 20) / line.length));
+	const fd = fs.openSync(file, 'w');
+	for (let written = 0; written < bytes; written += block.length) fs.writeSync(fd, block);
+	fs.writeSync(fd, 'THE LINE TO CHANGE\n');
+	for (let written = 0; written < bytes; written += block.length) fs.writeSync(fd, block);
+	fs.closeSync(fd);
+}
+
+export default async function () {
+	const setup = registrySource(repo);
+	const rows = [];
+
+	// Patterns with a few hundred hits: the whole tree is searched by both. The second one matches
+	// inside minified files, so its matching lines are megabytes of JSON to read.
+	for (const pattern of ['readFileSync', 'createTwoFilesPatch|hasOwnProperty\\(']) {
+		const { ours, base } = pair(() => tool('grep', { pattern, path: 'node_modules', includeIgnored: true, limit: 100 }, setup),
+			() => rawRg(['--no-config', '--no-ignore', '--case-sensitive', '-e', pattern, '--', 'node_modules'], repo));
+		rows.push({ name: `grep "${pattern}" in node_modules (${ours.value.totalMatches ?? '?'} lines)`, ours, base });
+	}
+
+	// Over a million matching lines: ours stops rg once the page is full; the baseline prints them all.
+	// The baseline counts every match (rg -c, no output to read): the cost of looking at all of them.
+	for (const [label, where, offset] of [['node_modules (>1M lines match)', 'node_modules', 0], ['node_modules/typescript only', 'node_modules/typescript', 0], ['node_modules, offset 10000 (page 101)', 'node_modules', 10000]]) {
+		const { ours, base } = pair(() => tool('grep', { pattern: 'e', path: where, includeIgnored: true, limit: 100, offset }, setup),
+			() => rawRg(['--no-config', '--no-ignore', '-c', '-e', 'e', '--', where], repo));
+		rows.push({ name: `grep "e" limit 100 in ${label}`, ours, base });
+	}
+
+	const find = pair(() => tool('find_files', { pattern: '*.js', path: 'node_modules', includeIgnored: true }, setup),
+		() => rawRg(['--no-config', '--no-ignore', '--files', '-g', '*.js', '--', 'node_modules'], repo));
+	rows.push({ name: `find_files "*.js" in node_modules (${find.ours.value.total} files, 500 shown)`, ...find });
+
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-bench-files-'));
+	try {
+		writeBigText(path.join(dir, 'big.txt'), 25 << 20);
+		const size = fs.statSync(path.join(dir, 'big.txt')).size;
+		const editSetup = registrySource(dir, { approval: 'never' });
+		// Each run changes the line back and forth, so every run really writes; a small state file
+		// says which way is next, across the measuring processes.
+		const state = JSON.stringify(path.join(dir, 'state.txt'));
+		const direction = `
+			const fs = require('node:fs');
+			const forward = !fs.existsSync(${state}) || fs.readFileSync(${state}, 'utf8') === 'back';
+			fs.writeFileSync(${state}, forward ? 'forth' : 'back');
+			const [from, to] = forward ? ['THE LINE TO CHANGE', 'THE LINE, CHANGED'] : ['THE LINE, CHANGED', 'THE LINE TO CHANGE'];`;
+		const { ours: edit, base: naive } = pair(() => timed(`${direction}
+			const result = await registry.invoke('edit_file', { path: 'big.txt', edits: [{ oldText: from, newText: to }] });
+			if (result.error) throw new Error(result.error.message);
+			return result.metadata.added;`, { setup: editSetup }), () => timed(`${direction}
+			const file = ${JSON.stringify(path.join(dir, 'big.txt'))};
+			const text = fs.readFileSync(file, 'utf8');
+			fs.writeFileSync(file, text.replace(from, to));
+			return 1;`));
+		rows.push({ name: `edit_file one line of a ${(size / (1 << 20)).toFixed(0)} MB file (atomic, fsync, backup, diff)`, ours: edit, base: naive });
+	} finally {
+		fs.rmSync(dir, { recursive: true, force: true });
+	}
+	table(rows);
+	console.log(`(best of ${ROUNDS} alternating medians of ${RUNS} warm runs each; baseline = rg with the same pattern and ignore flags, output read whole; the edit baseline is readFile + replace + writeFile, not atomic)`);
+}

@@ -38,7 +38,14 @@ export class ActivityView implements vscode.TreeDataProvider<ActivityRecord>, vs
 	}
 
 	private async load(file: string): Promise<void> {
-		const { store, problem } = await ActivityStore.load(file);
+		let loaded: Awaited<ReturnType<typeof ActivityStore.load>>;
+		try {
+			loaded = await ActivityStore.load(file);
+		} catch (error) {
+			// The history is a convenience: whatever went wrong, the view starts empty and tools run on.
+			loaded = { store: ActivityStore.inMemory(), problem: `The activity history could not be loaded (${(error as Error).message}); this window keeps it in memory only.` };
+		}
+		const { store, problem } = loaded;
 		if (problem) {
 			this.log.warn(problem);
 			void vscode.window.showWarningMessage(`Toolbelt: ${problem}`);

@@ -151,7 +151,7 @@ export async function runInputDocument(ui: RunToolUi, uri?: vscode.Uri): Promise
 	}
 	ui.inputProblems.delete(document.uri);
 	// Kept in memory for next time; saved, closing the editor does not ask about it.
-	if (document.isDirty) await document.save();
+	if (document.isDirty) await Promise.resolve(document.save()).catch(() => false);
 	return runAndShow(ui, tool, checked.input);
 }
 

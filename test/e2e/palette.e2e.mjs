@@ -142,3 +142,15 @@ steps.push(['Search Workspace (grep)… opens the matches in an editor whose pat
 	await page.locator('.tab', { hasText: 'greeting.ts' }).filter({ hasNotText: 'result' }).first().waitFor();
 	await page.locator('.statusbar-item', { hasText: /Ln 2, Col 1/ }).first().waitFor();
 }]);
+
+steps.push(['after a window reload the Activity history and the plan are still there', async ({ page }) => {
+	await runCommand(page, 'Developer: Reload Window');
+	await page.locator('.activitybar .action-item a[aria-label^="Toolbelt"]').waitFor({ timeout: 60_000 });
+	await runCommand(page, 'Toolbelt: Show Activity');
+	const rows = page.locator('.pane', { hasText: 'Activity' }).locator('.monaco-list-row');
+	await rows.filter({ hasText: /grep.*done/ }).first().waitFor();
+	const texts = await rows.allInnerTexts();
+	const tools = ['complete_task', 'update_plan', 'write_file', 'grep'];
+	assert.deepEqual(texts.map(text => tools.find(tool => text.startsWith(tool))), ['grep', 'complete_task', 'update_plan', 'write_file', 'write_file'], texts.join(' | '));
+	await page.locator('.pane', { hasText: 'Plan' }).last().locator('.monaco-list-row', { hasText: 'Document it in the README' }).waitFor();
+}]);

@@ -186,8 +186,33 @@ describe('the VS Code experience', () => {
 		await waitFor('the process to end', () => !fs.readdirSync('/proc').some(pid => /^\d+$/.test(pid) && readCmdline(pid).includes(marker)));
 	});
 
-	it('Stop All Sessions reports when there is nothing to stop', async () => {
-		assert.equal(await vscode.commands.executeCommand('toolbelt.stopAllSessions'), 0);
+	it('an image result opens in the image preview beside its text', async () => {
+		// A 1×1 PNG.
+		const png = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==', 'base64');
+		fs.writeFileSync(path.join(workspace(), 'dot.png'), png);
+		const editor = await inputEditor('read_file', '{ "path": "dot.png" }');
+		const result = await vscode.commands.executeCommand<{ content: { kind: string }[] }>('toolbelt.runInputDocument', editor.document.uri);
+		assert.deepEqual(result.content.map(part => part.kind), ['text', 'image']);
+		const tab = await waitFor('the image tab', () => vscode.window.tabGroups.all.flatMap(group => group.tabs)
+			.find(candidate => candidate.input instanceof vscode.TabInputCustom && candidate.input.uri.scheme === 'toolbelt-result' && candidate.input.uri.path.endsWith('.png')));
+		const bytes = await vscode.workspace.fs.readFile((tab.input as vscode.TabInputCustom).uri);
+		assert.equal(Buffer.compare(Buffer.from(bytes), png), 0);
+	});
+
+	it('Stop All Sessions stops a live session, and says so when there is none', async function () {
+		if (!vscode.lm.tools.some(tool => tool.name === 'toolbelt_exec_command')) this.skip();
+		const config = vscode.workspace.getConfiguration('toolbelt');
+		await config.update('approval', 'never', vscode.ConfigurationTarget.Workspace);
+		try {
+			const started = await api.invoke('exec_command', { command: 'sleep 60', yieldMs: 100 });
+			assert.equal(started.error, undefined, started.error?.message);
+			assert.equal(await vscode.commands.executeCommand('toolbelt.stopAllSessions'), 1);
+			const listed = await api.invoke('list_sessions', {});
+			assert.doesNotMatch(listed.content.map(part => (part.kind === 'text' ? part.text : '')).join(''), /sleep 60.*running/);
+			assert.equal(await vscode.commands.executeCommand('toolbelt.stopAllSessions'), 0);
+		} finally {
+			await config.update('approval', undefined, vscode.ConfigurationTarget.Workspace);
+		}
 	});
 });
 

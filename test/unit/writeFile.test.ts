@@ -203,6 +203,24 @@ describe('write_file', () => {
 			assert.equal(fs.existsSync(tree.file('.env.local')), false);
 		});
 
+		it('approval: always asks before reads too, and a declined read does nothing', async () => {
+			const h = makeHarness(tree.root, { settings: { approval: 'always' } });
+			const asked: string[] = [];
+			const declined = await h.invoke('grep', { pattern: 'alpha' }, { decide: async request => { asked.push(request.kind); return false; } });
+			assert.equal(declined.error?.code, 'declined');
+			const allowed = await h.invoke('write_file', { path: 'z.txt', content: 'z' }, { decide: async request => { asked.push(request.kind); return true; } });
+			assert.equal(allowed.error, undefined);
+			assert.deepEqual(asked, ['call', 'files']);
+		});
+
+		it('approval: never asks nothing for ordinary files, under every tool', async () => {
+			const h = makeHarness(tree.root, { settings: { approval: 'never' }, approve: false });
+			await h.text('write_file', { path: 'n1.txt', content: '1' });
+			await h.text('edit_file', { path: 'a.txt', edits: [{ oldText: 'beta', newText: 'BETA' }] });
+			await h.text('write_output', { name: 'note', content: 'n' });
+			assert.equal(h.asked.length, 0);
+		});
+
 		it('uses an injected decision (InvokeOptions.decide) over the host', async () => {
 			const h = makeHarness(tree.root);
 			const error = await h.error('write_file', { path: 'a.txt', content: 'x' }, { decide: async () => false });
@@ -276,6 +294,19 @@ describe('write_output', () => {
 			assert.equal(error.code, 'invalid_input', name);
 		}
 		assert.equal(fs.existsSync(tree.file('outputs')), false);
+	});
+
+	it('refuses an outputs folder that is a symlink leading outside', async function () {
+		if (process.platform === 'win32') this.skip();
+		const outside = makeTree();
+		try {
+			fs.symlinkSync(outside.root, tree.file('outputs'));
+			const error = await makeHarness(tree.root).error('write_output', { name: 'x', content: 'x' });
+			assert.equal(error.code, 'outside_boundary');
+			assert.deepEqual(fs.readdirSync(outside.root), []);
+		} finally {
+			outside.cleanup();
+		}
 	});
 
 	it('refuses an outputs directory outside the workspace', async () => {

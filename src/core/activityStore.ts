@@ -1,3 +1,4 @@
+import * as fsSync from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import type { ToolEvent, ToolStatus } from './context';
@@ -135,6 +136,28 @@ export class ActivityStore {
 		await this.saving;
 	}
 
+	/**
+	 * Writes pending changes before returning (deactivation: the extension host may stop before an
+	 * asynchronous write finishes).
+	 */
+	flushSync(): void {
+		if (!this.saveTimer) return;
+		clearTimeout(this.saveTimer);
+		this.saveTimer = undefined;
+		const temp = `${this.file}.${process.pid}.tmp`;
+		try {
+			fsSync.mkdirSync(path.dirname(this.file), { recursive: true });
+			fsSync.writeFileSync(temp, this.serialize());
+			fsSync.renameSync(temp, this.file);
+		} catch {
+			fsSync.rmSync(temp, { force: true });
+		}
+	}
+
+	private serialize(): string {
+		return JSON.stringify({ version: FORMAT_VERSION, records: this.list });
+	}
+
 	private changed(): void {
 		for (const listener of this.listeners) listener();
 		if (!this.file || this.saveTimer) return;
@@ -146,7 +169,7 @@ export class ActivityStore {
 	}
 
 	private async write(): Promise<void> {
-		const text = JSON.stringify({ version: FORMAT_VERSION, records: this.list });
+		const text = this.serialize();
 		const temp = `${this.file}.${process.pid}.tmp`;
 		try {
 			await fs.mkdir(path.dirname(this.file), { recursive: true });

@@ -51,7 +51,7 @@ export class ActivityView implements vscode.TreeDataProvider<ActivityRecord>, vs
 			void vscode.window.showWarningMessage(`Toolbelt: ${problem}`);
 		}
 		this.store = store;
-		this.disposables.push(store.onDidChange(() => this.changed.fire(undefined)), { dispose: () => void store.flush() });
+		this.disposables.push(store.onDidChange(() => this.changed.fire(undefined)), { dispose: () => store.flushSync() });
 		for (const event of this.early.splice(0)) this.apply(event);
 		this.changed.fire(undefined);
 	}

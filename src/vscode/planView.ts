@@ -27,6 +27,7 @@ export class PlanView implements vscode.TreeDataProvider<PlanItem>, vscode.Dispo
 	private watcher: vscode.Disposable | undefined;
 	private refreshTimer: ReturnType<typeof setTimeout> | undefined;
 	private state: PlanFileState | undefined;
+	private loggedProblem: string | undefined;
 
 	constructor(private readonly registry: ToolRegistry, private readonly env: ToolEnvironment, private readonly log: vscode.LogOutputChannel) {
 		this.view = vscode.window.createTreeView(PLAN_VIEW, { treeDataProvider: this, manageCheckboxStateManually: true });
@@ -90,7 +91,8 @@ export class PlanView implements vscode.TreeDataProvider<PlanItem>, vscode.Dispo
 		this.state = state;
 		if (!state) return [];
 		if (state.problem) {
-			this.log.warn(describeProblem(state));
+			if (state.problem !== this.loggedProblem) this.log.warn(describeProblem(state));
+			this.loggedProblem = state.problem;
 			this.view.message = `⚠ ${describeProblem(state).replace('the next update_plan', 'the next update')}`;
 		} else {
 			// An empty plan shows the view's welcome content (package.json viewsWelcome).

@@ -98,3 +98,19 @@ describe('activity store', () => {
 		assert.equal(changes, 2);
 	});
 });
+
+describe('activity store on shutdown', () => {
+	it('flushSync writes what is pending before returning', async () => {
+		const tree = makeTree();
+		try {
+			const file = path.join(tree.root, 'activity.json');
+			const { store } = await ActivityStore.load(file, { saveDelayMs: 60_000 });
+			store.record(start('1'), false);
+			assert.equal(fs.existsSync(file), false);
+			store.flushSync();
+			assert.equal(JSON.parse(fs.readFileSync(file, 'utf8')).records[0].id, '1');
+		} finally {
+			tree.cleanup();
+		}
+	});
+});

@@ -37,6 +37,11 @@ export class IgnoreRules {
 			if (folder === top || path.dirname(folder) === folder || !isInside(top, folder)) break;
 		}
 		for (const folder of chain) await rules.enter(folder);
+		// A folder asked for by name is listed even when ignored (as rg searches a path it is given):
+		// then the rules above it, which ignore it and so everything in it, do not apply.
+		if (chain.length > 1 && rules.isIgnoredByRules(start, true)) {
+			for (const folder of chain.slice(0, -1)) rules.rules.set(folder, null);
+		}
 		return rules;
 	}
 
@@ -61,6 +66,11 @@ export class IgnoreRules {
 		if (ALWAYS_SKIPPED.includes(name)) return true;
 		const relativeToWorkspace = toPosix(path.relative(this.workspaceRoot, absolute));
 		if (relativeToWorkspace && !relativeToWorkspace.startsWith('..') && this.excludes.some(matches => matches(relativeToWorkspace))) return true;
+		return this.isIgnoredByRules(absolute, isDirectory);
+	}
+
+	/** The verdict of the ignore files alone: the deepest folder with an opinion decides. */
+	private isIgnoredByRules(absolute: string, isDirectory: boolean): boolean {
 		for (let folder = path.dirname(absolute); ; folder = path.dirname(folder)) {
 			const rules = this.rules.get(folder);
 			if (rules) {

@@ -79,6 +79,12 @@ describe('grep', () => {
 		assert.match(all, /node_modules\/pkg\/index\.js:1: alpha module/);
 	});
 
+	it('searches an ignored folder when it is the path asked for', async () => {
+		const h = makeHarness(tree.root);
+		assert.deepEqual(matchLines(await h.text('grep', { pattern: 'alpha', path: 'node_modules/pkg' })), ['node_modules/pkg/index.js:1: alpha module']);
+		assert.deepEqual(matchLines(await h.text('grep', { pattern: 'alpha', path: 'gen' })), ['gen/out.ts:1: alpha generated']);
+	});
+
 	it('honours the editor\'s excludes', async () => {
 		const text = await makeHarness(tree.root, { settings: { searchExcludes: ['docs/**', '**/*.py'] } }).text('grep', { pattern: 'alpha' });
 		assert.doesNotMatch(text, /notes|b\.py/);

@@ -55,6 +55,12 @@ describe('list_dir', () => {
 		for (const name of ['.hidden/', 'build/', 'node_modules/', '.env  9 B', 'debug.log  3 B']) assert.match(text, new RegExp(`^${name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`, 'm'));
 	});
 
+	it('lists an ignored folder asked for by name (as rg searches a path it is given)', async () => {
+		const text = await makeHarness(tree.root).text('list_dir', { path: 'node_modules/pkg' });
+		assert.match(text, /^node_modules\/pkg\/ \(2 levels\): 1 entry\nindex\.js {2}1 B$/m);
+		assert.match(await makeHarness(tree.root).text('list_dir', { path: 'build' }), /^out\.js {2}1 B$/m);
+	});
+
 	it('honours the editor\'s excludes (searchExcludes)', async () => {
 		const text = await makeHarness(tree.root, { settings: { searchExcludes: ['**/generated'] } }).text('list_dir', { path: 'docs' });
 		assert.equal(text.split('\n\n')[0], 'docs/ (2 levels): 0 entries\n(empty)');

@@ -199,6 +199,26 @@ describe('the VS Code experience', () => {
 		assert.equal(Buffer.compare(Buffer.from(bytes), png), 0);
 	});
 
+	it('Apply Patch from Editor and from Clipboard change the workspace (approval off for the test)', async () => {
+		const config = vscode.workspace.getConfiguration('toolbelt');
+		await config.update('approval', 'never', vscode.ConfigurationTarget.Workspace);
+		try {
+			const fromEditor = '*** Begin Patch\n*** Add File: notes/from-editor.txt\n+patched from an editor\n*** End Patch\n';
+			const document = await vscode.workspace.openTextDocument({ content: fromEditor, language: 'diff' });
+			await vscode.window.showTextDocument(document);
+			await vscode.commands.executeCommand('toolbelt.applyPatchFromEditor');
+			await vscode.window.showTextDocument(document);
+			await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
+			assert.equal(fs.readFileSync(path.join(workspace(), 'notes/from-editor.txt'), 'utf8'), 'patched from an editor\n');
+
+			await vscode.env.clipboard.writeText('*** Begin Patch\n*** Update File: notes/from-editor.txt\n@@\n-patched from an editor\n+and then from the clipboard\n*** End Patch\n');
+			await vscode.commands.executeCommand('toolbelt.applyPatchFromClipboard');
+			assert.equal(fs.readFileSync(path.join(workspace(), 'notes/from-editor.txt'), 'utf8'), 'and then from the clipboard\n');
+		} finally {
+			await config.update('approval', undefined, vscode.ConfigurationTarget.Workspace);
+		}
+	});
+
 	it('Stop All Sessions stops a live session, and says so when there is none', async function () {
 		if (!vscode.lm.tools.some(tool => tool.name === 'toolbelt_exec_command')) this.skip();
 		const config = vscode.workspace.getConfiguration('toolbelt');

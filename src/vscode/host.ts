@@ -40,7 +40,14 @@ async function confirmWithModal(request: ApprovalRequest, showDiffs?: (changes: 
 	const detail = describeRequest(request, diffText && diffText.length < 4000 ? diffText : undefined);
 	const choices = request.kind === 'files' && showDiffs ? [apply, 'Show Diff'] : [apply];
 	for (;;) {
-		const choice = await vscode.window.showWarningMessage(request.title, { modal: true, detail }, ...choices);
+		let choice: string | undefined;
+		try {
+			choice = await vscode.window.showWarningMessage(request.title, { modal: true, detail }, ...choices);
+		} catch {
+			// VS Code refuses modals in some contexts (extension tests, headless hosts): with no one to
+			// ask, the answer is no.
+			return false;
+		}
 		if (choice === 'Show Diff' && request.kind === 'files' && showDiffs) {
 			await showDiffs(request.changes);
 			continue;

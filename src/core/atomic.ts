@@ -27,11 +27,24 @@ export interface AtomicWriteOptions {
 	readonly signal?: AbortSignal;
 }
 
+/** A temp file holding the new bytes, flushed to disk, waiting to be renamed over its target. */
+interface Staged {
+	readonly temp: string;
+	readonly destination: string;
+}
+
 /**
  * Writes `bytes` to `target` atomically. A symlink is written through (its target changes, the
  * link stays), and an existing file keeps its permission bits (and owner, where allowed).
  */
 export async function writeFileAtomic(target: string, bytes: Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
+	const staged = await stageWrite(target, bytes, options);
+	await renameStaged(staged, options.signal);
+	await syncDirectory(path.dirname(staged.destination));
+}
+
+/** Everything of an atomic write that can fail, short of the rename: nothing visible changes. */
+async function stageWrite(target: string, bytes: Uint8Array, options: AtomicWriteOptions): Promise<Staged> {
 	const destination = await realTarget(target);
 	const existing = await fs.promises.stat(destination).catch(() => undefined);
 	if (existing?.isDirectory()) throw Object.assign(new Error(`EISDIR: ${destination}`), { code: 'EISDIR' });
@@ -46,15 +59,26 @@ export async function writeFileAtomic(target: string, bytes: Uint8Array, options
 		if (existing) await keepOwnerAndMode(handle, existing);
 		await handle.sync();
 		await handle.close();
-		handle = undefined;
-		if (options.signal?.aborted) throw new CancelledError('The write');
-		await fs.promises.rename(temp, destination);
+		return { temp, destination };
 	} catch (error) {
 		await handle?.close().catch(() => undefined);
 		await fs.promises.unlink(temp).catch(() => undefined);
 		throw error;
 	}
-	await syncDirectory(path.dirname(destination));
+}
+
+async function renameStaged(staged: Staged, signal?: AbortSignal): Promise<void> {
+	try {
+		if (signal?.aborted) throw new CancelledError('The write');
+		await fs.promises.rename(staged.temp, staged.destination);
+	} catch (error) {
+		await discardStaged(staged);
+		throw error;
+	}
+}
+
+async function discardStaged(staged: Staged | undefined): Promise<void> {
+	if (staged) await fs.promises.unlink(staged.temp).catch(() => undefined);
 }
 
 async function writeAll(handle: fs.promises.FileHandle, bytes: Uint8Array, signal?: AbortSignal): Promise<void> {
@@ -131,9 +155,11 @@ export function isAtomicTemp(name: string): boolean {
 	return TEMP_PATTERN.test(name);
 }
 
-/** What it takes to undo one applied change. */
-interface Applied {
+/** One change, ready to commit, and what it takes to undo it. */
+interface Prepared {
 	readonly change: FileChange;
+	/** The new bytes in a temp beside the target; absent for deletions. */
+	readonly staged?: Staged;
 	/** Disk bytes before (null: there was no file). */
 	readonly original: Uint8Array | null;
 	readonly originalMode?: number;
@@ -141,30 +167,81 @@ interface Applied {
 	readonly createdDirs: string[];
 }
 
-/**
- * Applies a change set file by file, each write atomic. When one fails (or the signal fires)
- * midway, the files already written are put back as they were, so the set is all or nothing. The
- * error says which file failed and whether the rollback restored everything.
- */
-export async function applyChangesAtomically(changes: readonly FileChange[], signal?: AbortSignal): Promise<void> {
-	const applied: Applied[] = [];
-	// One file needs no rollback: its rename either happened or not.
-	const mustRemember = changes.length > 1;
-	let current: FileChange | undefined;
-	try {
-		for (const change of changes) {
-			if (signal?.aborted) throw new CancelledError('Writing the changes');
-			current = change;
-			applied.push(await applyOne(change, mustRemember, signal));
-		}
-	} catch (error) {
-		const failed = current ?? changes[0];
-		const unrestored = await rollback(applied);
-		throw describeFailure(error, failed, applied.length, unrestored);
-	}
+/** A seam for tests to make the commit phase fail at a chosen file (a disk error cannot be ordered). */
+export interface CommitFaults {
+	beforeCommit?(change: FileChange, index: number): void;
 }
 
-async function applyOne(change: FileChange, remember: boolean, signal?: AbortSignal): Promise<Applied> {
+/** Temps written at once while staging: fsyncs overlap, without flooding the disk. */
+const STAGING_CONCURRENCY = 8;
+
+/**
+ * Applies a change set all or nothing, in two phases. Staging writes and flushes every new file
+ * to a temp beside its target (in parallel): whatever fails there (disk full, permissions) fails
+ * before anything visible changed. Committing then renames the temps into place and removes
+ * deleted files, in order; if one of those steps fails, or the signal fires, the files already
+ * committed are put back. Each folder is flushed once at the end.
+ */
+export async function applyChangesAtomically(changes: readonly FileChange[], signal?: AbortSignal, faults?: CommitFaults): Promise<void> {
+	const prepared: (Prepared | undefined)[] = new Array(changes.length);
+	try {
+		await forEachLimited(changes, STAGING_CONCURRENCY, async (change, index) => {
+			if (signal?.aborted) throw new CancelledError('Writing the changes');
+			prepared[index] = await prepare(change, changes.length > 1, signal);
+		}).catch(async error => {
+			await Promise.all(prepared.map(item => item && discard(item)));
+			throw error;
+		});
+	} catch (error) {
+		throw describeFailure(error, failedChange(error, changes), 0, []);
+	}
+	const ready = prepared as Prepared[];
+	const committed: Prepared[] = [];
+	let current: Prepared | undefined;
+	try {
+		for (const item of ready) {
+			current = item;
+			if (signal?.aborted) throw new CancelledError('Writing the changes');
+			faults?.beforeCommit?.(item.change, committed.length);
+			await commit(item);
+			committed.push(item);
+		}
+	} catch (error) {
+		await Promise.all(ready.filter(item => !committed.includes(item)).map(discard));
+		const unrestored = await rollback(committed);
+		throw describeFailure(error, (current ?? ready[0]).change, committed.length, unrestored);
+	}
+	const folders = new Set(ready.flatMap(({ change }) => [change.path, change.movedTo?.path].filter((p): p is string => !!p).map(p => path.dirname(p))));
+	await Promise.all([...folders].map(syncDirectory));
+}
+
+/** The change a staging error belongs to (forEachLimited tags it). */
+function failedChange(error: unknown, changes: readonly FileChange[]): FileChange {
+	const index = (error as { changeIndex?: number })?.changeIndex;
+	return changes[index ?? 0];
+}
+
+async function forEachLimited<T>(items: readonly T[], limit: number, work: (item: T, index: number) => Promise<void>): Promise<void> {
+	let next = 0;
+	let failed = false;
+	const worker = async () => {
+		while (!failed && next < items.length) {
+			const index = next++;
+			try {
+				await work(items[index], index);
+			} catch (error) {
+				failed = true;
+				if (error && typeof error === 'object') Object.assign(error, { changeIndex: index });
+				throw error;
+			}
+		}
+	};
+	const results = await Promise.allSettled(Array.from({ length: Math.min(limit, items.length) }, worker));
+	const rejected = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+	if (rejected) throw rejected.reason;
+}
+
+async function prepare(change: FileChange, remember: boolean, signal?: AbortSignal): Promise<Prepared> {
 	const source = change.path;
 	const target = change.movedTo?.path ?? change.path;
 	let original: Uint8Array | null = null;
@@ -173,30 +250,38 @@ async function applyOne(change: FileChange, remember: boolean, signal?: AbortSig
 		original = await fs.promises.readFile(source).catch(() => null);
 		originalMode = (await fs.promises.stat(source).catch(() => undefined))?.mode;
 	}
-	const createdDirs: string[] = [];
-	const result: Applied = { change, original, originalMode, createdDirs };
-	if (change.after === null) {
-		await fs.promises.unlink(source).catch(ignoreMissing);
-		return result;
-	}
-	if (change.before === null || change.movedTo) createdDirs.push(...await makeParents(target));
+	if (change.after === null) return { change, original, originalMode, createdDirs: [] };
+	const createdDirs = change.before === null || change.movedTo ? await makeParents(target) : [];
 	try {
 		const mode = change.movedTo ? (await fs.promises.stat(source).catch(() => undefined))?.mode : undefined;
-		await writeFileAtomic(target, change.after, { signal, ...(mode !== undefined ? { mode: mode & 0o7777 } : {}) });
+		const staged = await stageWrite(target, change.after, { signal, ...(mode !== undefined ? { mode: mode & 0o7777 } : {}) });
+		return { change, staged, original, originalMode, createdDirs };
 	} catch (error) {
 		await removeFolders(createdDirs);
 		throw error;
 	}
-	if (change.movedTo && path.resolve(source) !== path.resolve(target)) {
+}
+
+/** The visible step: the rename into place, or the removal. */
+async function commit({ change, staged }: Prepared): Promise<void> {
+	if (!staged) {
+		await fs.promises.unlink(change.path).catch(ignoreMissing);
+		return;
+	}
+	await renameStaged(staged);
+	if (change.movedTo && path.resolve(change.path) !== path.resolve(change.movedTo.path)) {
 		try {
-			await fs.promises.unlink(source).catch(ignoreMissing);
+			await fs.promises.unlink(change.path).catch(ignoreMissing);
 		} catch (error) {
-			await fs.promises.unlink(target).catch(() => undefined);
-			await removeFolders(createdDirs);
+			await fs.promises.unlink(staged.destination).catch(() => undefined);
 			throw error;
 		}
 	}
-	return result;
+}
+
+async function discard(item: Prepared): Promise<void> {
+	await discardStaged(item.staged);
+	await removeFolders(item.createdDirs);
 }
 
 function ignoreMissing(error: NodeJS.ErrnoException): void {
@@ -220,8 +305,8 @@ async function removeFolders(createdDirs: readonly string[]): Promise<void> {
 	for (const folder of [...createdDirs].reverse()) await fs.promises.rmdir(folder).catch(() => undefined);
 }
 
-/** Undoes applied changes, newest first. Returns the display paths it could not restore. */
-async function rollback(applied: readonly Applied[]): Promise<string[]> {
+/** Undoes committed changes, newest first. Returns the display paths it could not restore. */
+async function rollback(applied: readonly Prepared[]): Promise<string[]> {
 	const unrestored: string[] = [];
 	for (const { change, original, originalMode, createdDirs } of [...applied].reverse()) {
 		try {

@@ -7,6 +7,7 @@ import {
 	windowOfLines, windowOfText,
 } from '../core/files';
 import { indentationBlock } from '../core/indentation';
+import { withFileLocks } from '../core/mutation';
 import { textResult, ToolResult } from '../core/result';
 import { cutLine, formatBytes, formatCount, omittedMarker } from '../core/truncate';
 import { defineTool } from './tool';
@@ -65,13 +66,24 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 		if (kind.kind === 'binary') {
 			throw new ToolError('binary_file', `${display} is a binary file (${formatBytes(stat.size)}); its text would be meaningless. Read it with encoding: "base64" if you need the bytes.`);
 		}
-		ctx.state.fileVersions.set(target.absolute, { mtimeMs: stat.mtimeMs, size: stat.size });
+		await recordVersion(ctx, target.absolute);
 	}
 
 	const limit = Math.min(input.limit ?? ctx.limits.readLines, ctx.limits.readLines * 10);
 	const window = await readWindow(target.absolute, stat.size, dirty, input, limit, ctx);
 	ctx.note({ target: display });
 	return render(display, window, input, limit, ctx, dirty !== undefined);
+}
+
+/**
+ * Remembers the version the model now knows, for stale-write detection. Taken under the file's
+ * lock so a read racing a write of this tool host records the version the write left.
+ */
+async function recordVersion(ctx: ToolContext, absolute: string): Promise<void> {
+	await withFileLocks(ctx.state, [absolute], async () => {
+		const now = await fs.promises.stat(absolute);
+		ctx.state.fileVersions.set(absolute, { mtimeMs: now.mtimeMs, size: now.size });
+	});
 }
 
 async function readWindow(path: string, size: number, dirty: string | undefined, input: Input, limit: number, ctx: ToolContext): Promise<LineWindow> {

@@ -94,7 +94,7 @@ describe('applyChangesAtomically', () => {
 		assert.equal(fs.readFileSync(tree.file('sub/moved.txt'), 'utf8'), 'moved\n');
 	});
 
-	it('rolls back every file already written when a later one fails, and says so', async () => {
+	it('changes nothing when a file cannot be staged, and leaves no temp', async () => {
 		fs.mkdirSync(tree.file('blocker'));
 		const snapshot = () => fs.readdirSync(tree.root).sort().map(name => [name, fs.statSync(tree.file(name)).isFile() ? fs.readFileSync(tree.file(name), 'utf8') : 'dir']);
 		const before = snapshot();
@@ -106,8 +106,33 @@ describe('applyChangesAtomically', () => {
 				change('move.txt', 'moving\n', 'moved\n', 'sub/moved.txt'),
 				change('blocker', 'x', 'cannot write a folder'),
 			]),
-			(error: Error) => /^Could not write blocker: .* The files written before it were restored: nothing was changed\.$/.test(error.message),
+			(error: Error) => /^Could not write blocker: .* Nothing was changed\.$/.test(error.message),
 		);
+		assert.deepEqual(snapshot(), before);
+		assert.deepEqual(fs.readdirSync(tree.root).filter(isAtomicTemp), []);
+	});
+
+	it('rolls back every file already committed when a later commit fails, and says so', async () => {
+		const snapshot = () => fs.readdirSync(tree.root).sort().map(name => [name, fs.statSync(tree.file(name)).isFile() ? fs.readFileSync(tree.file(name), 'utf8') : 'dir']);
+		const before = snapshot();
+		let committedBeforeFailure: unknown[] = [];
+		await assert.rejects(
+			applyChangesAtomically([
+				change('new/deep/n.txt', null, 'created\n'),
+				change('mod.txt', 'before\n', 'after\n'),
+				change('del.txt', 'delete me\n', null),
+				change('move.txt', 'moving\n', 'moved\n', 'sub/moved.txt'),
+				change('keep.txt', 'keep\n', 'never written\n'),
+			], undefined, {
+				beforeCommit: (_change, index) => {
+					if (index < 4) return;
+					committedBeforeFailure = snapshot();
+					throw Object.assign(new Error('EIO: i/o error (injected)'), { code: 'EIO' });
+				},
+			}),
+			(error: Error) => /^Could not write keep\.txt: .* The files written before it were restored: nothing was changed\.$/.test(error.message),
+		);
+		assert.notDeepEqual(committedBeforeFailure, before, 'four files were committed before the failure');
 		assert.deepEqual(snapshot(), before);
 		assert.deepEqual(fs.readdirSync(tree.root).filter(isAtomicTemp), []);
 	});

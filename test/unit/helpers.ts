@@ -21,6 +21,14 @@ export function makeTree(files: Record<string, string | Uint8Array> = {}): { roo
 	};
 }
 
+/** Storage folders made by harnesses, removed when the test run ends. */
+const storageDirs: string[] = [];
+if (typeof after === 'function') {
+	after(() => {
+		for (const dir of storageDirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+	});
+}
+
 export interface Harness {
 	registry: ToolRegistry;
 	/** Every approval request the tools made, in order. */
@@ -42,7 +50,7 @@ export function makeHarness(
 ): Harness {
 	const asked: ApprovalRequest[] = [];
 	const env = createNodeEnvironment({
-		storageDir: fs.mkdtempSync(path.join(os.tmpdir(), 'tb-storage-')),
+		storageDir: newStorageDir(),
 		...options,
 		roots: Array.isArray(roots) ? roots : [roots],
 		confirm: async request => {
@@ -67,4 +75,10 @@ export function makeHarness(
 			return result.error;
 		},
 	};
+}
+
+function newStorageDir(): string {
+	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-storage-'));
+	storageDirs.push(dir);
+	return dir;
 }

@@ -50,12 +50,9 @@ function sorted(tree: Tree): [string, string][] {
 }
 
 /** A change whose bytes cannot be read: the writer fails on it as it would on a full disk. */
-function failing(change: FileChange): FileChange {
-	return Object.defineProperty({ ...change }, 'after', {
-		get() {
-			throw Object.assign(new Error('ENOSPC: no space left on device (injected)'), { code: 'ENOSPC' });
-		},
-	});
+/** Makes the commit of the n-th file (1-based) fail as a full disk would. */
+function failAt(index: number, n: number): void {
+	if (index === n - 1) throw Object.assign(new Error('ENOSPC: no space left on device (injected)'), { code: 'ENOSPC' });
 }
 
 describe('patch corpus (test/fixtures/patches)', () => {
@@ -92,7 +89,7 @@ describe('patch corpus (test/fixtures/patches)', () => {
 				const harness = makeHarness(root, {
 					...(options.failOnWrite ? {
 						applyChanges: (changes: readonly FileChange[], signal: AbortSignal) =>
-							applyChangesAtomically(changes.map((change, index) => (index === options.failOnWrite! - 1 ? failing(change) : change)), signal),
+							applyChangesAtomically(changes, signal, { beforeCommit: (_change, index) => failAt(index, options.failOnWrite!) }),
 					} : {}),
 				});
 				const patch = fs.readFileSync(path.join(dir, 'patch'), 'utf8');

@@ -140,16 +140,14 @@ describe('apply_patch (tool)', () => {
 		tree = makeTree({ 'one.txt': '1\n', 'two.txt': '2\n', 'three.txt': '3\n' });
 		const seenAtFailure: Record<string, string> = {};
 		const harness = makeHarness(tree.root, {
-			applyChanges: (changes: readonly FileChange[], signal: AbortSignal) => applyChangesAtomically(changes.map((change, index) => {
-				if (index !== 2) return change;
-				return Object.defineProperty({ ...change }, 'after', {
-					get() {
-						// The moment the third file is written, the first two already hold their new text.
-						for (const name of ['one.txt', 'two.txt']) seenAtFailure[name] = fs.readFileSync(tree.file(name), 'utf8');
-						throw Object.assign(new Error('EIO: i/o error (injected)'), { code: 'EIO' });
-					},
-				});
-			}), signal),
+			applyChanges: (changes: readonly FileChange[], signal: AbortSignal) => applyChangesAtomically(changes, signal, {
+				beforeCommit: (_change, index) => {
+					if (index !== 2) return;
+					// The moment the third file is committed, the first two already hold their new text.
+					for (const name of ['one.txt', 'two.txt']) seenAtFailure[name] = fs.readFileSync(tree.file(name), 'utf8');
+					throw Object.assign(new Error('EIO: i/o error (injected)'), { code: 'EIO' });
+				},
+			}),
 		});
 		const error = await harness.error('apply_patch', {
 			patch: '*** Begin Patch\n*** Update File: one.txt\n@@\n-1\n+one\n*** Update File: two.txt\n@@\n-2\n+two\n*** Update File: three.txt\n@@\n-3\n+three\n*** End Patch',

@@ -93,8 +93,11 @@ export interface RgRun {
 export interface RgOptions {
 	readonly cwd: string;
 	readonly signal?: AbortSignal;
-	/** Called for each line of stdout; return false to stop rg (it is killed at once). */
-	readonly onLine: (line: string) => boolean | void;
+	/**
+	 * Called for each line of stdout, as bytes (a caller may look at a long line without decoding
+	 * all of it); return false to stop rg (it is killed at once).
+	 */
+	readonly onLine: (line: Buffer) => boolean | void;
 }
 
 const STDERR_BYTES = 8 * 1024;
@@ -126,13 +129,13 @@ export function runRg(args: readonly string[], options: RgOptions): Promise<RgRu
 			if (stopped) return;
 			let start = 0;
 			for (let newline = chunk.indexOf(10); newline !== -1; newline = chunk.indexOf(10, start)) {
-				let line: string;
+				let line: Buffer;
 				if (pending.length > 0) {
 					pending.push(chunk.subarray(start, newline));
-					line = Buffer.concat(pending).toString('utf8');
+					line = Buffer.concat(pending);
 					pending = [];
 				} else {
-					line = chunk.toString('utf8', start, newline);
+					line = chunk.subarray(start, newline);
 				}
 				start = newline + 1;
 				if (options.onLine(line) === false) {
@@ -150,7 +153,7 @@ export function runRg(args: readonly string[], options: RgOptions): Promise<RgRu
 			if (settled) return;
 			settled = true;
 			options.signal?.removeEventListener('abort', onAbort);
-			if (!stopped && pending.length > 0) options.onLine(Buffer.concat(pending).toString('utf8'));
+			if (!stopped && pending.length > 0) options.onLine(Buffer.concat(pending));
 			if (options.signal?.aborted) reject(new CancelledError('The search'));
 			else resolve({ code, stderr, stopped });
 		};

@@ -61,9 +61,9 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 		const result = await runRg([...args, '--files', '--', scope.arg], {
 			cwd: scope.cwd,
 			signal: ctx.signal,
-			onLine: line => {
-				if (line === '') return;
-				const relative = cleanRelative(line);
+			onLine: bytes => {
+				if (bytes.length === 0) return;
+				const relative = cleanRelative(bytes.toString('utf8'));
 				if (!includeHidden && isHiddenBelow(relative, scope.arg)) return;
 				keep.push({ order: scope.order, relative, cwd: scope.cwd });
 			},

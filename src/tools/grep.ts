@@ -133,12 +133,10 @@ async function collect(options: CollectOptions, pcre2 = false): Promise<Collecte
 		const result = await runRg(args, {
 			cwd: scope.cwd,
 			signal: options.ctx.signal,
-			onLine: line => {
-				// begin/end/summary messages carry nothing shown here: skip their parse.
-				if (!line.startsWith('{"type":"match"') && !line.startsWith('{"type":"context"')) return;
-				const message = parse(line);
-				if (!message || (message.type !== 'match' && message.type !== 'context')) return;
-				const relative = cleanRelative(textOf(message.data.path));
+			onLine: bytes => {
+				const message = readMessage(bytes);
+				if (!message) return;
+				const relative = cleanRelative(message.path);
 				if (!options.includeHidden && !scope.isFile && isHiddenBelow(relative, scope.arg)) return;
 				let file = byPath.get(relative);
 				if (!file) {
@@ -151,7 +149,7 @@ async function collect(options: CollectOptions, pcre2 = false): Promise<Collecte
 					complete = false;
 					return false;
 				}
-				file.hits.push({ line: message.data.line_number, text: displayLine(message.data), match: isMatch });
+				file.hits.push({ line: message.lineNumber, text: message.text, match: isMatch });
 				if (isMatch) {
 					file.matches++;
 					matches++;
@@ -182,13 +180,132 @@ interface RgMessage {
 
 type RgText = { text: string } | { bytes: string };
 
-function parse(line: string): RgMessage | undefined {
-	if (line === '') return undefined;
+/** A match or context line as shown: where it is and its text (a window around the match when long). */
+interface ShownLine {
+	readonly type: 'match' | 'context';
+	readonly path: string;
+	readonly lineNumber: number;
+	readonly text: string;
+}
+
+const MATCH_PREFIX = Buffer.from('{"type":"match"');
+const CONTEXT_PREFIX = Buffer.from('{"type":"context"');
+function readMessage(bytes: Buffer): ShownLine | undefined {
+	const type = startsWith(bytes, MATCH_PREFIX) ? 'match' : startsWith(bytes, CONTEXT_PREFIX) ? 'context' : undefined;
+	// begin/end/summary messages carry nothing shown here: skip their parse.
+	if (!type) return undefined;
+	if (bytes.length > LONG_MESSAGE_BYTES) {
+		const long = readLongMessage(bytes, type);
+		if (long) return long;
+	}
+	let message: RgMessage;
 	try {
-		return JSON.parse(line) as RgMessage;
+		message = JSON.parse(bytes.toString('utf8')) as RgMessage;
 	} catch {
 		return undefined;
 	}
+	return { type, path: textOf(message.data.path), lineNumber: message.data.line_number, text: displayLine(message.data) };
+}
+
+/** Messages longer than this are read at the byte level (see readLongMessage). */
+const LONG_MESSAGE_BYTES = 16 * 1024;
+const LINES_KEY = Buffer.from('},"lines":{"text":"');
+const LINE_NUMBER_KEY = Buffer.from('"},"line_number":');
+
+/**
+ * Minified files put megabytes on one line, and rg's JSON holds each matching line whole: parsing
+ * it and counting characters up to the match would cost more than the search. Here only the small
+ * parts around the line text are parsed, and the window around the match is cut from the escaped
+ * bytes (jumping from backslash to backslash) and decoded alone. The cut is counted in bytes.
+ * Keys are found by plain search: inside JSON strings every quote is escaped, so
+ * `"},"line_number":` cannot occur in a path or a line. Undefined means: use the full parse.
+ */
+function readLongMessage(bytes: Buffer, type: 'match' | 'context'): ShownLine | undefined {
+	const linesAt = bytes.indexOf(LINES_KEY);
+	const numberAt = bytes.lastIndexOf(LINE_NUMBER_KEY);
+	if (linesAt === -1 || numberAt < linesAt) return undefined;
+	try {
+		const head = JSON.parse(`${bytes.toString('utf8', 0, linesAt)}}}}`) as { data: { path: RgText } };
+		const tail = JSON.parse(`{${bytes.toString('utf8', numberAt + 3, bytes.length - 1)}`) as Pick<RgMessage['data'], 'line_number' | 'submatches'>;
+		const line = new EscapedLine(bytes, linesAt + LINES_KEY.length, numberAt);
+		return { type, path: textOf(head.data.path), lineNumber: tail.line_number, text: line.window(tail.submatches?.[0]?.start ?? 0) };
+	} catch {
+		return undefined;
+	}
+}
+
+/** A JSON string's body (rg escapes only `"`, `\\` and control characters: each escape is one byte). */
+class EscapedLine {
+	/** Length of the line in raw bytes, without its line ending. */
+	readonly rawLength: number;
+	private readonly end: number;
+
+	constructor(private readonly bytes: Buffer, private readonly start: number, end: number) {
+		this.end = end;
+		let raw = this.rawOffsetOf(end);
+		// The line ending is part of rg's text: `\n`, perhaps after `\r`.
+		for (const escape of ['n', 'r']) {
+			if (this.end - this.start >= 2 && bytes[this.end - 2] === 0x5c && bytes[this.end - 1] === escape.charCodeAt(0)) {
+				this.end -= 2;
+				raw--;
+			}
+		}
+		this.rawLength = raw;
+	}
+
+	/** GREP_LINE_CHARS bytes around a raw byte offset, decoded, with the cut marked in bytes. */
+	window(matchAt: number): string {
+		const wantedFrom = Math.max(0, Math.min(matchAt - Math.floor(GREP_LINE_CHARS / 3), this.rawLength - GREP_LINE_CHARS));
+		const wantedTo = Math.min(this.rawLength, wantedFrom + GREP_LINE_CHARS);
+		// Continuation bytes are never escaped, so moving back over them moves back as many raw bytes.
+		const [fromEscaped, toEscaped] = [this.escapedOffsetOf(wantedFrom), this.escapedOffsetOf(wantedTo)];
+		const [first, last] = [this.charStart(fromEscaped), this.charStart(toEscaped)];
+		const from = wantedFrom - (fromEscaped - first);
+		const to = wantedTo - (toEscaped - last);
+		const text = JSON.parse(`"${this.bytes.toString('utf8', first, last)}"`) as string;
+		const before = from > 0 ? `[… ${formatCount(from)} bytes] ` : '';
+		const after = to < this.rawLength ? ` [${formatCount(this.rawLength - to)} bytes …]` : '';
+		return `${before}${text}${after}`;
+	}
+
+	/** Raw bytes before an escaped position. */
+	private rawOffsetOf(escaped: number): number {
+		let raw = 0;
+		let at = this.start;
+		for (let slash = this.bytes.indexOf(0x5c, at); slash !== -1 && slash < escaped; slash = this.bytes.indexOf(0x5c, at)) {
+			raw += slash - at + 1;
+			at = slash + this.escapeLength(slash);
+		}
+		return raw + Math.max(0, escaped - at);
+	}
+
+	/** The escaped position of a raw byte offset. */
+	private escapedOffsetOf(raw: number): number {
+		let left = raw;
+		let at = this.start;
+		for (let slash = this.bytes.indexOf(0x5c, at); slash !== -1 && slash < this.end; slash = this.bytes.indexOf(0x5c, at)) {
+			if (slash - at >= left) break;
+			left -= slash - at + 1;
+			at = slash + this.escapeLength(slash);
+			if (left === 0) return at;
+		}
+		return Math.min(this.end, at + left);
+	}
+
+	private escapeLength(slash: number): number {
+		return this.bytes[slash + 1] === 0x75 /* u */ ? 6 : 2;
+	}
+
+	/** Moves back off UTF-8 continuation bytes, so a cut never splits a character. */
+	private charStart(escaped: number): number {
+		let at = escaped;
+		while (at > this.start && at < this.end && (this.bytes[at] & 0xc0) === 0x80) at--;
+		return at;
+	}
+}
+
+function startsWith(bytes: Buffer, prefix: Buffer): boolean {
+	return bytes.length >= prefix.length && bytes.compare(prefix, 0, prefix.length, 0, prefix.length) === 0;
 }
 
 /** rg gives text as UTF-8, or as base64 bytes when it is not valid UTF-8. */
@@ -198,10 +315,9 @@ function textOf(value: RgText): string {
 
 /** The line without its ending, cut to a window around the first match when long. */
 function displayLine(data: RgMessage['data']): string {
-	const raw = textOf(data.lines).replace(/\r?\n$/, '');
+	const raw = withoutLineEnd(textOf(data.lines));
 	if (raw.length <= GREP_LINE_CHARS) return raw;
-	const firstByte = data.submatches?.[0]?.start ?? 0;
-	const at = firstByte > 0 ? Buffer.from(raw, 'utf8').subarray(0, firstByte).toString('utf8').length : 0;
+	const at = charIndexOfByte(raw, data.submatches?.[0]?.start ?? 0);
 	let start = Math.max(0, Math.min(at - Math.floor(GREP_LINE_CHARS / 3), raw.length - GREP_LINE_CHARS));
 	let end = start + GREP_LINE_CHARS;
 	// Never split a surrogate pair.
@@ -210,6 +326,32 @@ function displayLine(data: RgMessage['data']): string {
 	const before = start > 0 ? `[… ${formatCount(start)} chars] ` : '';
 	const after = end < raw.length ? ` [${formatCount(raw.length - end)} chars …]` : '';
 	return `${before}${raw.slice(start, end)}${after}`;
+}
+
+/** A regex anchored at the end would be tried at every position of a megabyte line; this is O(1). */
+function withoutLineEnd(text: string): string {
+	if (!text.endsWith('\n')) return text;
+	return text.endsWith('\r\n') ? text.slice(0, -2) : text.slice(0, -1);
+}
+
+/**
+ * The string index of a UTF-8 byte offset (rg reports match positions in bytes). Walks only up to
+ * the match, without re-encoding the line.
+ */
+function charIndexOfByte(text: string, byteOffset: number): number {
+	let bytes = 0;
+	let index = 0;
+	while (index < text.length && bytes < byteOffset) {
+		const code = text.charCodeAt(index);
+		if (code < 0x80) bytes += 1;
+		else if (code < 0x800) bytes += 2;
+		else if (code >= 0xd800 && code <= 0xdbff) {
+			bytes += 4;
+			index++;
+		} else bytes += 3;
+		index++;
+	}
+	return index;
 }
 
 function isLowSurrogate(code: number): boolean {

@@ -142,6 +142,30 @@ describe('grep', () => {
 		}
 	});
 
+	it('cuts a megabyte-long minified line with escapes and multi-byte text at the right bytes', async () => {
+		// Tabs, quotes, backslashes and control characters are escaped in rg's JSON; é and 😀 are
+		// multi-byte. The window must be the raw bytes around the match, decoded whole.
+		const unit = 'a\t"b\\c\u0001é😀;';
+		const before = unit.repeat(20000);
+		const line = `${before}needle[${'z'.repeat(150)}]${unit.repeat(20000)}`;
+		const long = makeTree({ 'bundle.min.js': `${line}\r\n` });
+		try {
+			const text = (await makeHarness(long.root).invoke('grep', { pattern: 'needle' })).content[0] as { text: string };
+			const shown = matchLines(text.text)[0];
+			const raw = Buffer.from(line);
+			const match = /^bundle\.min\.js:1: \[… ([\d,]+) bytes\] (.*) \[([\d,]+) bytes …\]$/s.exec(shown);
+			assert.ok(match, shown.slice(0, 200));
+			const [omittedBefore, omittedAfter] = [match[1], match[3]].map(n => Number(n.replace(/,/g, '')));
+			// The window is the exact bytes between the two counts, decoded: nothing lost, nothing split.
+			assert.equal(match[2], raw.subarray(omittedBefore, raw.length - omittedAfter).toString('utf8'));
+			assert.ok(Math.abs(omittedBefore - (Buffer.byteLength(before) - 100)) <= 3, 'the match is a third into the window');
+			assert.ok(match[2].includes(`needle[${'z'.repeat(150)}`));
+			assert.ok(Buffer.byteLength(match[2]) <= 303, 'about 300 bytes: a split character is taken whole');
+		} finally {
+			long.cleanup();
+		}
+	});
+
 	it('searches several workspace folders together with folder-qualified paths', async () => {
 		const other = makeTree({ 'x.txt': 'alpha from two\n' });
 		try {

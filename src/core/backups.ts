@@ -32,20 +32,20 @@ export interface BackupSet {
 	/** The folder holding the copies and manifest.json. */
 	readonly dir: string;
 	readonly title: string;
+	/** The tool whose change this set precedes (absent in sets from older versions). */
+	readonly tool?: string;
 	readonly createdAt: number;
 	readonly files: readonly BackupEntry[];
 }
 
 /** Copies the current disk content of every file a change set touches. Returns the copies' paths. */
-export async function backupOriginals(storageDir: string, title: string, changes: readonly FileChange[]): Promise<{ set: BackupSet; copies: string[] }> {
+export async function backupOriginals(storageDir: string, title: string, changes: readonly FileChange[], tool?: string): Promise<{ set: BackupSet; copies: string[] }> {
 	const root = path.join(storageDir, BACKUP_FOLDER);
 	const createdAt = Date.now();
 	const id = `${timestamp(createdAt)}-${randomBytes(3).toString('hex')}`;
 	const dir = path.join(root, id);
 	await fs.promises.mkdir(dir, { recursive: true });
-	const files: BackupEntry[] = [];
-	const copies: string[] = [];
-	for (const [index, change] of changes.entries()) {
+	const files = await Promise.all(changes.map(async (change, index): Promise<BackupEntry> => {
 		const copy = `${index}-${path.basename(change.path)}`;
 		// copyFile may clone (reflink) on file systems that can: a 50 MB backup costs next to nothing there.
 		const existed = await fs.promises.copyFile(change.path, path.join(dir, copy), fs.constants.COPYFILE_FICLONE)
@@ -53,17 +53,17 @@ export async function backupOriginals(storageDir: string, title: string, changes
 				if (error.code === 'ENOENT') return false;
 				throw error;
 			});
-		if (existed) copies.push(path.join(dir, copy));
-		files.push({
+		return {
 			path: change.path,
 			displayPath: change.displayPath,
 			existed,
 			...(existed ? { copy } : {}),
 			...(change.movedTo ? { movedTo: change.movedTo.path } : {}),
-		});
-	}
-	const set: BackupSet = { id, dir, title, createdAt, files };
-	await fs.promises.writeFile(path.join(dir, MANIFEST), JSON.stringify({ id, title, createdAt, files }, null, '\t'));
+		};
+	}));
+	const copies = files.filter(file => file.copy).map(file => path.join(dir, file.copy!));
+	const set: BackupSet = { id, dir, title, ...(tool ? { tool } : {}), createdAt, files };
+	await fs.promises.writeFile(path.join(dir, MANIFEST), JSON.stringify({ id, title, ...(tool ? { tool } : {}), createdAt, files }, null, '\t'));
 	await prune(root);
 	return { set, copies };
 }
@@ -80,7 +80,8 @@ export async function listBackups(storageDir: string): Promise<BackupSet[]> {
 	for (const id of ids) {
 		try {
 			const manifest = JSON.parse(await fs.promises.readFile(path.join(root, id, MANIFEST), 'utf8'));
-			sets.push({ id, dir: path.join(root, id), title: String(manifest.title), createdAt: Number(manifest.createdAt), files: manifest.files });
+			const tool = typeof manifest.tool === 'string' ? { tool: manifest.tool } : {};
+			sets.push({ id, dir: path.join(root, id), title: String(manifest.title), ...tool, createdAt: Number(manifest.createdAt), files: manifest.files });
 		} catch {
 			// A set whose manifest was never written (crash during backup) has nothing reliable to restore.
 		}

@@ -48,7 +48,7 @@ export async function commitChanges(ctx: ToolContext, title: string, changes: Fi
 	await checkStillAsSeen(changes, seen);
 
 	const diagnosticsBefore = await snapshotDiagnostics(ctx, changes);
-	const { copies } = await backupOriginals(ctx.host.storageDir, title, changes).catch(error => {
+	const { copies } = await backupOriginals(ctx.host.storageDir, title, changes, ctx.tool).catch(error => {
 		throw new ToolError('io', `Could not back up the original files before changing them (${(error as Error).message}). Nothing was changed.`);
 	});
 	try {

@@ -12,9 +12,6 @@ import { originalUri } from './mutation';
 import { SECTION } from './settings';
 import { refuseUntrusted } from './trust';
 
-/** Which tool made a backup, when the Activity history knows. */
-export type ToolOfBackup = (set: BackupSet, entry: BackupEntry) => string | undefined;
-
 const PRUNE_DELAY_MS = 5_000;
 const MB = 1024 * 1024;
 
@@ -26,7 +23,6 @@ const MB = 1024 * 1024;
  */
 export class BackupsUi implements vscode.Disposable {
 	private pruneTimer: ReturnType<typeof setTimeout> | undefined;
-	toolOf: ToolOfBackup = () => undefined;
 
 	constructor(private readonly env: ToolEnvironment, private readonly log: vscode.LogOutputChannel) {
 		this.schedulePrune();
@@ -61,7 +57,7 @@ export class BackupsUi implements vscode.Disposable {
 		}
 		type Item = vscode.QuickPickItem & { set: BackupSet; entry: BackupEntry };
 		const items: Item[] = sets.flatMap(set => set.files.map(entry => {
-			const tool = this.toolOf(set, entry);
+			const tool = set.tool;
 			return {
 				label: `$(history) ${entry.displayPath}`,
 				description: [timeAgo(set.createdAt), tool].filter(Boolean).join(' · '),

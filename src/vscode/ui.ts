@@ -29,10 +29,6 @@ export function registerWorkbenchUi(
 	const plan = new PlanView(registry, env, log);
 	const backups = new BackupsUi(env, log);
 	activity.openDiff = record => backups.openDiffFor(record);
-	backups.toolOf = (set, entry) => activity.records().find(record => record.mutating
-		&& record.filesTouched?.includes(entry.displayPath)
-		&& set.createdAt >= record.startedAt - 1000
-		&& set.createdAt <= record.startedAt + (record.durationMs ?? 0) + 1000)?.tool;
 	subscriptions.push(
 		documents, inputProblems, activity, plan, backups, registerResultLinks(),
 		...registerCommands({ registry, tools, documents, inputProblems, activity, plan, backups, state: env.state }),

@@ -156,12 +156,13 @@ describe('backups', () => {
 				{ path: tree.file('new.txt'), displayPath: 'new.txt', before: null, after: bytes('new\n') },
 				{ path: tree.file('m.txt'), displayPath: 'm.txt', before: bytes('original m\n'), after: bytes('original m\n'), movedTo: { path: tree.file('moved/m.txt'), displayPath: 'moved/m.txt' } },
 			];
-			const { set, copies } = await backupOriginals(storage.root, 'Edit things', changes);
+			const { set, copies } = await backupOriginals(storage.root, 'Edit things', changes, 'apply_patch');
 			assert.equal(copies.length, 2);
 			assert.deepEqual(set.files.map(file => file.existed), [true, false, true]);
 			await applyChangesAtomically(changes);
 			const [listed] = await listBackups(storage.root);
 			assert.equal(listed.title, 'Edit things');
+			assert.equal(listed.tool, 'apply_patch', 'the set names the tool whose change it precedes');
 			const restoring = await restoreChanges(listed, absolute => path.relative(tree.root, absolute));
 			await applyChangesAtomically(restoring);
 			assert.equal(fs.readFileSync(tree.file('a.txt'), 'utf8'), 'original a\n');

@@ -20,11 +20,11 @@ export function toolContributions(tools: readonly ToolDefinition<any>[]): object
 }
 
 /**
- * A switched-off tool leaves the model's list. The settings are arrays; a `=~` test sees them
- * joined by commas, so the name is matched between commas or the ends.
+ * A switched-off tool leaves the model's list. VS Code hands array settings to when clauses as
+ * their JSON (`["grep","run_command"]`), so a name is matched with its quotes around it.
  */
 function whenEnabled(tool: ToolDefinition<any>): string {
-	return `!(config.toolbelt.disabledTools =~ /(^|,)${tool.name}(,|$)/) && !(config.toolbelt.disabledGroups =~ /(^|,)${tool.group}(,|$)/)`;
+	return `!(config.toolbelt.disabledTools =~ /"${tool.name}"/) && !(config.toolbelt.disabledGroups =~ /"${tool.group}"/)`;
 }
 
 /** TypeBox schemas carry symbol keys; JSON round-tripping leaves the plain JSON Schema. */

@@ -83,12 +83,13 @@ export class ToolRegistry {
 			const known = [...this.tools.keys()].join(', ');
 			throw new ToolError('unknown_tool', `There is no tool named "${name}". Known tools: ${known}.`);
 		}
-		const issues = validateInput(tool.schema, input);
-		if (issues.length) throw new ValidationError(tool.name, issues);
+		// A switched-off tool says so whatever its input: fixing the input would not help.
 		const settings = this.env.settings();
 		if (settings.disabledTools.includes(tool.name) || settings.disabledGroups.includes(tool.group)) {
 			throw new ToolError('disabled', `${tool.name} is switched off in this workspace's settings (toolbelt.disabledTools / toolbelt.disabledGroups). Use another tool or ask the user to enable it.`);
 		}
+		const issues = validateInput(tool.schema, input);
+		if (issues.length) throw new ValidationError(tool.name, issues);
 		if (tool.mutating && !this.env.host.isTrusted()) {
 			throw new ToolError('untrusted', `${tool.name} changes files or runs commands, and this workspace is not trusted, so it is refused. Read tools still work. To allow it, the user can trust the workspace (command "Workspaces: Manage Workspace Trust").`);
 		}

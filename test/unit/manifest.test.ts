@@ -58,6 +58,24 @@ describe('package.json manifest', () => {
 		}
 	});
 
+	it('takes a switched-off tool out of the model\'s list, by name or by group', () => {
+		// VS Code gives when clauses an array setting as its JSON text, and `=~` tests a regex on it.
+		const visible = (tool: any, disabledTools: string[], disabledGroups: string[]) => {
+			const [, toolsRegex, groupsRegex] = /^!\(config\.toolbelt\.disabledTools =~ \/(.+)\/\) && !\(config\.toolbelt\.disabledGroups =~ \/(.+)\/\)$/.exec(tool.when)!;
+			return !new RegExp(toolsRegex).test(JSON.stringify(disabledTools)) && !new RegExp(groupsRegex).test(JSON.stringify(disabledGroups));
+		};
+		const grep = contributed.find(tool => tool.name === 'toolbelt_grep');
+		const find = contributed.find(tool => tool.name === 'toolbelt_find_files');
+		const run = contributed.find(tool => tool.name === 'toolbelt_run_command');
+		assert.equal(visible(grep, [], []), true);
+		assert.equal(visible(grep, ['grep'], []), false);
+		assert.equal(visible(grep, ['run_command', 'grep', 'x'], []), false);
+		assert.equal(visible(grep, ['grep_files', 'rep'], []), true, 'only the exact name counts');
+		assert.equal(visible(find, ['grep'], []), true);
+		assert.equal(visible(run, [], ['commands']), false);
+		assert.equal(visible(grep, [], ['commands']), true);
+	});
+
 	it('keeps the README tool and settings tables equal to the code', () => {
 		const readme = fs.readFileSync(path.join(__dirname, '../../../README.md'), 'utf8');
 		let expected = replaceSection(readme, 'tools', toolsMarkdown(ALL_TOOLS));

@@ -9,6 +9,9 @@ async function cli(args: string[]): Promise<{ code: number; stdout: string; stde
 	let stderr = '';
 	const out = process.stdout.write;
 	const err = process.stderr.write;
+	// As in CI, whoever runs the tests: no terminal to put a question to.
+	const tty = process.stdin.isTTY;
+	process.stdin.isTTY = false;
 	process.stdout.write = ((chunk: string) => { stdout += chunk; return true; }) as typeof process.stdout.write;
 	process.stderr.write = ((chunk: string) => { stderr += chunk; return true; }) as typeof process.stderr.write;
 	try {
@@ -17,6 +20,7 @@ async function cli(args: string[]): Promise<{ code: number; stdout: string; stde
 	} finally {
 		process.stdout.write = out;
 		process.stderr.write = err;
+		process.stdin.isTTY = tty;
 	}
 }
 
@@ -72,6 +76,17 @@ describe('CLI', () => {
 			assert.match(stderr, message);
 			assert.match(stderr, /Usage:/);
 		}
+	});
+
+	it('refuses a change when there is no terminal to ask, and makes it with --yes', async () => {
+		const input = JSON.stringify({ path: 'a.txt', content: 'changed\n' });
+		const refused = await cli(['run', 'write_file', '--root', tree.root, '--input', input]);
+		assert.equal(refused.code, 1);
+		assert.equal(JSON.parse(refused.stdout).error.code, 'declined');
+		assert.equal(fs.readFileSync(tree.file('a.txt'), 'utf8'), 'alpha\nbeta\n', 'nothing written');
+		const approved = await cli(['run', 'write_file', '--root', tree.root, '--input', input, '--yes']);
+		assert.equal(approved.code, 0, approved.stdout);
+		assert.equal(fs.readFileSync(tree.file('a.txt'), 'utf8'), 'changed\n');
 	});
 
 	it('leaves files alone when reading', async () => {

@@ -41,7 +41,7 @@ export interface BackupSet {
 /** Copies the current disk content of every file a change set touches. Returns the copies' paths. */
 export async function backupOriginals(storageDir: string, title: string, changes: readonly FileChange[], tool?: string): Promise<{ set: BackupSet; copies: string[] }> {
 	const root = path.join(storageDir, BACKUP_FOLDER);
-	const createdAt = Date.now();
+	const createdAt = nextCreatedAt();
 	const id = `${timestamp(createdAt)}-${randomBytes(3).toString('hex')}`;
 	const dir = path.join(root, id);
 	await fs.promises.mkdir(dir, { recursive: true });
@@ -66,6 +66,14 @@ export async function backupOriginals(storageDir: string, title: string, changes
 	await fs.promises.writeFile(path.join(dir, MANIFEST), JSON.stringify({ id, title, ...(tool ? { tool } : {}), createdAt, files }, null, '\t'));
 	await prune(root);
 	return { set, copies };
+}
+
+let lastCreatedAt = 0;
+
+/** Strictly increasing within a process, so two changes in one millisecond still list in order. */
+function nextCreatedAt(): number {
+	lastCreatedAt = Math.max(Date.now(), lastCreatedAt + 1);
+	return lastCreatedAt;
 }
 
 function timestamp(ms: number): string {

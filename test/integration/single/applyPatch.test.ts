@@ -7,30 +7,14 @@ import { createVscodeEnvironment } from '../../../src/vscode/environment';
 import { createVscodeHost } from '../../../src/vscode/host';
 import { prepare } from '../../../src/vscode/lmTools';
 import { applyWithWorkspaceEdit } from '../../../src/vscode/mutation';
+import { invokeText, until, workspace, writeFiles } from '../helpers';
 
-const workspace = () => process.env.TOOLBELT_TEST_WORKSPACE ?? vscode.workspace.workspaceFolders![0].uri.fsPath;
 const at = (rel: string) => path.join(workspace(), 'patch-it', rel);
+const invoke = (input: object) => invokeText('apply_patch', input);
+const write = (files: Record<string, string>) => writeFiles(at('.'), files);
 
-async function invoke(input: object): Promise<string> {
-	const result = await vscode.lm.invokeTool('toolbelt_apply_patch', { input, toolInvocationToken: undefined });
-	return result.content.map(part => (part instanceof vscode.LanguageModelTextPart ? part.value : '')).join('');
-}
 
-function write(files: Record<string, string>): void {
-	for (const [rel, content] of Object.entries(files)) {
-		fs.mkdirSync(path.dirname(at(rel)), { recursive: true });
-		fs.writeFileSync(at(rel), content);
-	}
-}
 
-/** Waits until a condition holds (file events and editor updates arrive asynchronously). */
-async function until(what: string, condition: () => boolean, ms = 5000): Promise<void> {
-	const deadline = Date.now() + ms;
-	while (!condition()) {
-		if (Date.now() > deadline) assert.fail(`timed out waiting until ${what}`);
-		await new Promise(resolve => setTimeout(resolve, 50));
-	}
-}
 
 describe('apply_patch inside VS Code', () => {
 	before(async () => {

@@ -7,31 +7,15 @@ import { createVscodeEnvironment } from '../../../src/vscode/environment';
 import { createVscodeHost } from '../../../src/vscode/host';
 import { prepare } from '../../../src/vscode/lmTools';
 import { applyWithWorkspaceEdit, ORIGINAL_SCHEME, showDiffs } from '../../../src/vscode/mutation';
+import { invokeText, until, workspace, writeFiles } from '../helpers';
 
-const workspace = () => process.env.TOOLBELT_TEST_WORKSPACE ?? vscode.workspace.workspaceFolders![0].uri.fsPath;
 const DIR = 'file-tools-it';
 const at = (rel: string) => path.join(workspace(), DIR, rel);
+const invoke = invokeText;
+const write = (files: Record<string, string>) => writeFiles(at('.'), files);
 
-/** Calls a tool the way a chat participant does (confirmation already given) and returns its text. */
-async function invoke(name: string, input: object): Promise<string> {
-	const result = await vscode.lm.invokeTool(`toolbelt_${name}`, { input, toolInvocationToken: undefined });
-	return result.content.map(part => (part instanceof vscode.LanguageModelTextPart ? part.value : '')).join('');
-}
 
-function write(files: Record<string, string>): void {
-	for (const [rel, content] of Object.entries(files)) {
-		fs.mkdirSync(path.dirname(at(rel)), { recursive: true });
-		fs.writeFileSync(at(rel), content);
-	}
-}
 
-async function until(what: string, condition: () => boolean, ms = 5000): Promise<void> {
-	const deadline = Date.now() + ms;
-	while (!condition()) {
-		if (Date.now() > deadline) assert.fail(`timed out waiting until ${what}`);
-		await new Promise(resolve => setTimeout(resolve, 50));
-	}
-}
 
 function diffTabs(): vscode.TabInputTextDiff[] {
 	return vscode.window.tabGroups.all

@@ -3,14 +3,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { invokeText, workspace } from '../helpers';
 
-const workspace = () => process.env.TOOLBELT_TEST_WORKSPACE ?? vscode.workspace.workspaceFolders![0].uri.fsPath;
 
-/** Calls a tool the way a chat participant does and returns its text. */
-async function invoke(name: string, input: object): Promise<string> {
-	const result = await vscode.lm.invokeTool(name, { input, toolInvocationToken: undefined });
-	return result.content.map(part => (part instanceof vscode.LanguageModelTextPart ? part.value : '')).join('');
-}
 
 describe('read_file inside VS Code', () => {
 	before(async () => {
@@ -29,7 +24,7 @@ describe('read_file inside VS Code', () => {
 	});
 
 	it('returns the file text through lm.invokeTool', async () => {
-		const text = await invoke('toolbelt_read_file', { path: 'src/greeting.ts', offset: 2, limit: 1 });
+		const text = await invokeText('toolbelt_read_file', { path: 'src/greeting.ts', offset: 2, limit: 1 });
 		assert.equal(text.split('\n')[0], 'src/greeting.ts: lines 2–2 of 7');
 		assert.match(text, /2\t\treturn `Hello, \$\{name\}!`;/);
 		assert.match(text, /use offset=3 to continue/);
@@ -41,13 +36,13 @@ describe('read_file inside VS Code', () => {
 		const editor = await vscode.window.showTextDocument(document);
 		await editor.edit(edit => edit.insert(new vscode.Position(0, 0), '// edited, not saved\n'));
 		assert.ok(document.isDirty);
-		const text = await invoke('toolbelt_read_file', { path: 'src/greeting.ts', limit: 1 });
+		const text = await invokeText('toolbelt_read_file', { path: 'src/greeting.ts', limit: 1 });
 		assert.match(text, /^src\/greeting\.ts \(unsaved editor text\): lines 1–1 of 8\n1\t\/\/ edited, not saved/);
 		assert.ok(!fs.readFileSync(uri.fsPath, 'utf8').includes('edited'), 'the disk copy is untouched');
 	});
 
 	it('rejects invalid input with a message naming the field', async () => {
-		const text = await invoke('toolbelt_read_file', { path: 'src/greeting.ts', offset: 'two', colour: 'red' });
+		const text = await invokeText('toolbelt_read_file', { path: 'src/greeting.ts', offset: 'two', colour: 'red' });
 		assert.match(text, /Invalid input for read_file/);
 		assert.match(text, /- offset: expected an integer, got the string "two"/);
 		assert.match(text, /- colour: is not a known field/);
@@ -58,9 +53,9 @@ describe('read_file inside VS Code', () => {
 		fs.writeFileSync(path.join(outside, 'secret.txt'), 'top secret\n');
 		fs.symlinkSync(path.join(outside, 'secret.txt'), path.join(workspace(), 'sneaky.txt'));
 		try {
-			const escape = await invoke('toolbelt_read_file', { path: '../secret.txt' });
+			const escape = await invokeText('toolbelt_read_file', { path: '../secret.txt' });
 			assert.match(escape, /^Error: .*escapes_workspace/s);
-			const link = await invoke('toolbelt_read_file', { path: 'sneaky.txt' });
+			const link = await invokeText('toolbelt_read_file', { path: 'sneaky.txt' });
 			assert.match(link, /^Error: .*symlink_escape/s);
 			assert.doesNotMatch(link, /top secret/);
 		} finally {
@@ -74,7 +69,7 @@ describe('read_file inside VS Code', () => {
 		const events: any[] = [];
 		const listener = api.onDidInvokeTool((event: any) => events.push(event));
 		try {
-			await invoke('toolbelt_read_file', { path: 'README.md' });
+			await invokeText('toolbelt_read_file', { path: 'README.md' });
 		} finally {
 			listener.dispose();
 		}

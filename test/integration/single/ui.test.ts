@@ -4,8 +4,8 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { ToolEvent } from '../../../src/core/context';
 import type { ToolbeltApi } from '../../../src/vscode/api';
+import { invokeText, waitFor, workspace } from '../helpers';
 
-const workspace = () => process.env.TOOLBELT_TEST_WORKSPACE ?? vscode.workspace.workspaceFolders![0].uri.fsPath;
 const planFile = () => path.join(workspace(), '.toolbelt', 'plan.json');
 const TASKS = [
 	{ title: 'Sketch the API', status: 'completed' },
@@ -13,24 +13,11 @@ const TASKS = [
 	{ title: 'Document it', status: 'pending' },
 ];
 
-async function invoke(name: string, input: object): Promise<string> {
-	const result = await vscode.lm.invokeTool(name, { input, toolInvocationToken: undefined });
-	return result.content.map(part => (part instanceof vscode.LanguageModelTextPart ? part.value : '')).join('');
-}
 
 function planStatuses(): string[] {
 	return JSON.parse(fs.readFileSync(planFile(), 'utf8')).tasks.map((task: { status: string }) => task.status);
 }
 
-async function waitFor<T>(what: string, probe: () => T | undefined | Promise<T | undefined>, timeoutMs = 5000): Promise<T> {
-	const deadline = Date.now() + timeoutMs;
-	for (;;) {
-		const value = await probe();
-		if (value) return value;
-		if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}`);
-		await new Promise(resolve => setTimeout(resolve, 50));
-	}
-}
 
 describe('the VS Code experience', () => {
 	let api: ToolbeltApi;
@@ -58,23 +45,23 @@ describe('the VS Code experience', () => {
 	});
 
 	it('plan tools work through lm.invokeTool and write the plan file', async () => {
-		const written = await invoke('toolbelt_update_plan', { tasks: TASKS });
+		const written = await invokeText('toolbelt_update_plan', { tasks: TASKS });
 		assert.match(written, /Plan saved to \.toolbelt\/plan\.json: 1 of 3 completed, 1 in progress/);
 		assert.deepEqual(planStatuses(), ['completed', 'in_progress', 'pending']);
-		assert.equal(await invoke('toolbelt_get_plan', { abridged: true }), '1. [x] Sketch the API\n2. [~] Write the code\n3. [ ] Document it');
+		assert.equal(await invokeText('toolbelt_get_plan', { abridged: true }), '1. [x] Sketch the API\n2. [~] Write the code\n3. [ ] Document it');
 	});
 
 	it('ticking a task in the Plan view updates the file, and the next get_plan sees it', async () => {
-		await invoke('toolbelt_update_plan', { tasks: TASKS });
+		await invokeText('toolbelt_update_plan', { tasks: TASKS });
 		await vscode.commands.executeCommand('toolbelt.plan.complete', { number: 2, task: TASKS[1] });
 		assert.deepEqual(planStatuses(), ['completed', 'completed', 'pending']);
-		assert.match(await invoke('toolbelt_get_plan', { abridged: true }), /^2\. \[x\] Write the code$/m);
+		assert.match(await invokeText('toolbelt_get_plan', { abridged: true }), /^2\. \[x\] Write the code$/m);
 		await vscode.commands.executeCommand('toolbelt.plan.reopen', { number: 1, task: TASKS[0] });
 		assert.deepEqual(planStatuses(), ['pending', 'completed', 'pending']);
 	});
 
 	it('a tick on a plan that changed meanwhile is refused, not applied to the wrong task', async () => {
-		await invoke('toolbelt_update_plan', { tasks: TASKS });
+		await invokeText('toolbelt_update_plan', { tasks: TASKS });
 		const applied = await vscode.commands.executeCommand('toolbelt.plan.complete', { number: 3, task: { title: 'Something else', status: 'pending' } });
 		assert.equal(applied, false);
 		assert.deepEqual(planStatuses(), ['completed', 'in_progress', 'pending']);
@@ -84,15 +71,15 @@ describe('the VS Code experience', () => {
 		fs.mkdirSync(path.dirname(planFile()), { recursive: true });
 		fs.writeFileSync(planFile(), '{ not json');
 		await diskChangeSeen(planFile(), '{ not json');
-		assert.match(await invoke('toolbelt_get_plan', {}), /could not be read: it is not valid JSON/);
-		await invoke('toolbelt_update_plan', { tasks: TASKS });
+		assert.match(await invokeText('toolbelt_get_plan', {}), /could not be read: it is not valid JSON/);
+		await invokeText('toolbelt_update_plan', { tasks: TASKS });
 		assert.deepEqual(planStatuses(), ['completed', 'in_progress', 'pending']);
 		const kept = fs.readdirSync(path.dirname(planFile())).filter(name => name.startsWith('plan.json.broken-'));
 		assert.equal(kept.length, 1);
 	});
 
 	it('Open Plan opens the plan file', async () => {
-		await invoke('toolbelt_update_plan', { tasks: TASKS });
+		await invokeText('toolbelt_update_plan', { tasks: TASKS });
 		await vscode.commands.executeCommand('toolbelt.openPlan');
 		const editor = await waitFor('the plan editor', () => vscode.window.activeTextEditor);
 		assert.equal(editor.document.uri.fsPath, planFile());
@@ -139,7 +126,7 @@ describe('the VS Code experience', () => {
 
 	it('every call reaches the API event, and its Activity entry shows input and result', async () => {
 		const before = events.length;
-		await invoke('toolbelt_get_plan', { abridged: true });
+		await invokeText('toolbelt_get_plan', { abridged: true });
 		const end = await waitFor('the end event', () => events.slice(before).find(event => event.phase === 'end' && event.tool === 'get_plan'));
 		assert.equal(end.status, 'done');
 		assert.ok((end.durationMs ?? -1) >= 0);
@@ -155,7 +142,7 @@ describe('the VS Code experience', () => {
 
 	it('a mutating Activity entry opens the diff of what it changed', async () => {
 		const before = events.length;
-		await invoke('toolbelt_complete_task', { taskNumber: 3 });
+		await invokeText('toolbelt_complete_task', { taskNumber: 3 });
 		const end = await waitFor('the end event', () => events.slice(before).find(event => event.phase === 'end' && event.tool === 'complete_task'));
 		assert.equal(end.status, 'done', end.error?.message);
 		await waitFor('the diff editor', async () => {

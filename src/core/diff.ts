@@ -1,4 +1,4 @@
-import { createTwoFilesPatch, structuredPatch } from 'diff';
+import { createTwoFilesPatch } from 'diff';
 import type { FileChange } from './context';
 
 /** Lines kept beyond the context around a change when the shared ends are dropped. */
@@ -99,21 +99,6 @@ export function statOfDiff(diff: string): { added: number; removed: number } {
 		else if (!inHunks) continue;
 		else if (line.startsWith('+')) added++;
 		else if (line.startsWith('-')) removed++;
-	}
-	return { added, removed };
-}
-
-/** Lines added and removed by a change. */
-export function diffStat(change: FileChange): { added: number; removed: number } {
-	const trimmed = trimCommonLines(change.before, change.after, 0);
-	const patch = structuredPatch('a', 'b', trimmed.a, trimmed.b, undefined, undefined, { context: 0 });
-	let added = 0;
-	let removed = 0;
-	for (const hunk of patch.hunks) {
-		for (const line of hunk.lines) {
-			if (line.startsWith('+')) added++;
-			else if (line.startsWith('-')) removed++;
-		}
 	}
 	return { added, removed };
 }

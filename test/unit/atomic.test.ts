@@ -5,7 +5,7 @@ import { applyPatch, createTwoFilesPatch } from 'diff';
 import { applyChangesAtomically, isAtomicTemp, removeDeadTemps, writeFileAtomic } from '../../src/core/atomic';
 import { listBackups, restoreChanges, backupOriginals } from '../../src/core/backups';
 import type { FileChange } from '../../src/core/context';
-import { diffStat, unifiedDiff } from '../../src/core/diff';
+import { statOfDiff, unifiedDiff } from '../../src/core/diff';
 import { makeTree } from './helpers';
 
 const bytes = (text: string) => new Uint8Array(Buffer.from(text));
@@ -216,6 +216,6 @@ describe('diff of large, barely changed texts', () => {
 		const b = lines.join('\n') + '\n';
 		const diff = unifiedDiff(change(a, b));
 		assert.match(diff, /^--- a\/x\n\+\+\+ b\/x\n@@ -199998,7 \+199998,7 @@\n/);
-		assert.deepEqual(diffStat(change(a, b)), { added: 1, removed: 1 });
+		assert.deepEqual(statOfDiff(diff), { added: 1, removed: 1 });
 	});
 });

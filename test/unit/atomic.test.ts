@@ -94,18 +94,21 @@ describe('applyChangesAtomically', () => {
 		assert.equal(fs.readFileSync(tree.file('sub/moved.txt'), 'utf8'), 'moved\n');
 	});
 
+	const snapshot = () => fs.readdirSync(tree.root).sort().map(name => [name, fs.statSync(tree.file(name)).isFile() ? fs.readFileSync(tree.file(name), 'utf8') : 'dir']);
+	/** A create, a modification, a deletion and a move, then `last`. */
+	const mixedChangesThen = (last: FileChange) => [
+		change('new/deep/n.txt', null, 'created\n'),
+		change('mod.txt', 'before\n', 'after\n'),
+		change('del.txt', 'delete me\n', null),
+		change('move.txt', 'moving\n', 'moved\n', 'sub/moved.txt'),
+		last,
+	];
+
 	it('changes nothing when a file cannot be staged, and leaves no temp', async () => {
 		fs.mkdirSync(tree.file('blocker'));
-		const snapshot = () => fs.readdirSync(tree.root).sort().map(name => [name, fs.statSync(tree.file(name)).isFile() ? fs.readFileSync(tree.file(name), 'utf8') : 'dir']);
 		const before = snapshot();
 		await assert.rejects(
-			applyChangesAtomically([
-				change('new/deep/n.txt', null, 'created\n'),
-				change('mod.txt', 'before\n', 'after\n'),
-				change('del.txt', 'delete me\n', null),
-				change('move.txt', 'moving\n', 'moved\n', 'sub/moved.txt'),
-				change('blocker', 'x', 'cannot write a folder'),
-			]),
+			applyChangesAtomically(mixedChangesThen(change('blocker', 'x', 'cannot write a folder'))),
 			(error: Error) => /^Could not write blocker: .* Nothing was changed\.$/.test(error.message),
 		);
 		assert.deepEqual(snapshot(), before);
@@ -113,17 +116,10 @@ describe('applyChangesAtomically', () => {
 	});
 
 	it('rolls back every file already committed when a later commit fails, and says so', async () => {
-		const snapshot = () => fs.readdirSync(tree.root).sort().map(name => [name, fs.statSync(tree.file(name)).isFile() ? fs.readFileSync(tree.file(name), 'utf8') : 'dir']);
 		const before = snapshot();
 		let committedBeforeFailure: unknown[] = [];
 		await assert.rejects(
-			applyChangesAtomically([
-				change('new/deep/n.txt', null, 'created\n'),
-				change('mod.txt', 'before\n', 'after\n'),
-				change('del.txt', 'delete me\n', null),
-				change('move.txt', 'moving\n', 'moved\n', 'sub/moved.txt'),
-				change('keep.txt', 'keep\n', 'never written\n'),
-			], undefined, {
+			applyChangesAtomically(mixedChangesThen(change('keep.txt', 'keep\n', 'never written\n')), undefined, {
 				beforeCommit: (_change, index) => {
 					if (index < 4) return;
 					committedBeforeFailure = snapshot();

@@ -1,5 +1,5 @@
 import * as fs from 'node:fs';
-import { CancelledError } from './errors';
+import { CancelledError, fromNodeError } from './errors';
 
 /** Files above this size are never scanned whole just to count their lines. */
 export const LINE_COUNT_LIMIT = 64 * 1024 * 1024;
@@ -34,6 +34,15 @@ export function looksBinary(head: Uint8Array): boolean {
 		if (byte < 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0c && byte !== 0x0d && byte !== 0x1b) control++;
 	}
 	return control / sample.length > 0.1;
+}
+
+/** A path's stat, or the model-facing error for why there is none (missing, permission, …). */
+export async function statOrExplain(absolute: string, display: string): Promise<fs.Stats> {
+	try {
+		return await fs.promises.stat(absolute);
+	} catch (error) {
+		throw fromNodeError(error, display);
+	}
 }
 
 export async function readHead(path: string, bytes = SNIFF_BYTES): Promise<Uint8Array> {

@@ -1,6 +1,6 @@
-import * as fs from 'node:fs';
 import type { ToolContext } from '../core/context';
-import { BoundaryError, fromNodeError, ToolError } from '../core/errors';
+import { BoundaryError, ToolError } from '../core/errors';
+import { statOrExplain } from '../core/files';
 import type { Session, SessionManager } from '../core/sessions';
 import { formatCount } from '../core/truncate';
 
@@ -22,12 +22,7 @@ export async function resolveCommandDir(input: string | undefined, ctx: ToolCont
 		throw error;
 	});
 	if (!target.root && ctx.settings.fileAccess !== 'unrestricted') throw outside(target.input, 'outside_workspace', ctx);
-	let stat: fs.Stats;
-	try {
-		stat = await fs.promises.stat(target.absolute);
-	} catch (error) {
-		throw fromNodeError(error, target.display);
-	}
+	const stat = await statOrExplain(target.absolute, target.display);
 	if (!stat.isDirectory()) {
 		throw new ToolError('not_directory', `cwd ${target.display} is a file, not a folder. Give the folder to run the command in (for example its parent).`);
 	}

@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox';
 import { isAtomicTemp } from '../core/atomic';
 import type { ToolContext } from '../core/context';
 import { CancelledError, fromNodeError, ToolError } from '../core/errors';
+import { statOrExplain } from '../core/files';
 import { IgnoreRules } from '../core/ignoreRules';
 import { textResult, ToolResult } from '../core/result';
 import { formatBytes, formatCount } from '../core/truncate';
@@ -81,12 +82,7 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 		await walkFolders(walk, walk.entries.map(entry => ({ entry, workspaceRoot: entry.absolute })), depth, input, ctx);
 	} else {
 		const target = await ctx.boundary.resolve(input.path || '.', 'read');
-		let stat: fs.Stats;
-		try {
-			stat = await fs.promises.stat(target.absolute);
-		} catch (error) {
-			throw fromNodeError(error, target.display);
-		}
+		const stat = await statOrExplain(target.absolute, target.display);
 		if (!stat.isDirectory()) {
 			throw new ToolError('not_directory', `${target.display} is a file, not a folder. Read it with read_file, or list its folder${path.dirname(target.display) !== '.' ? ` (${path.posix.dirname(target.display)})` : ''}.`);
 		}

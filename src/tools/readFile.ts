@@ -1,9 +1,9 @@
 import * as fs from 'node:fs';
 import { Type } from '@sinclair/typebox';
 import type { ToolContext } from '../core/context';
-import { fromNodeError, ToolError } from '../core/errors';
+import { ToolError } from '../core/errors';
 import {
-	LineWindow, LINE_COUNT_LIMIT, readHead, readRange, readWindowBackward, readWindowForward, sniff, splitLines,
+	LineWindow, LINE_COUNT_LIMIT, readHead, readRange, readWindowBackward, readWindowForward, sniff, splitLines, statOrExplain,
 	windowOfLines, windowOfText,
 } from '../core/files';
 import { indentationBlock } from '../core/indentation';
@@ -48,12 +48,7 @@ type Input = typeof schema.static;
 async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 	const target = await ctx.boundary.resolve(input.path, 'read');
 	const display = target.display;
-	let stat: fs.Stats;
-	try {
-		stat = await fs.promises.stat(target.absolute);
-	} catch (error) {
-		throw fromNodeError(error, display);
-	}
+	const stat = await statOrExplain(target.absolute, display);
 	if (stat.isDirectory()) throw new ToolError('is_directory', `${display} is a directory, not a file. Use list_dir to see what it holds.`);
 	if (!stat.isFile()) throw new ToolError('io', `${display} is not a regular file (a device, socket or pipe) and cannot be read.`);
 

@@ -1,7 +1,7 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ToolContext } from '../core/context';
-import { fromNodeError, ToolError } from '../core/errors';
+import { ToolError } from '../core/errors';
+import { statOrExplain } from '../core/files';
 
 /**
  * Where a search runs: one rg process per workspace folder, each with the folder as its working
@@ -30,12 +30,7 @@ export async function searchScopes(ctx: ToolContext, input: string | undefined, 
 		return roots.map((root, order) => ({ cwd: root.path, order, arg: '.', isFile: false }));
 	}
 	const target = await ctx.boundary.resolve(input, 'read');
-	let stat: fs.Stats;
-	try {
-		stat = await fs.promises.stat(target.absolute);
-	} catch (error) {
-		throw fromNodeError(error, target.display);
-	}
+	const stat = await statOrExplain(target.absolute, target.display);
 	const isFile = !stat.isDirectory();
 	if (isFile && want === 'directory') {
 		throw new ToolError('not_directory', `${target.display} is a file, not a folder; ${tool} searches folders. Give its folder as path, or read the file with read_file.`);

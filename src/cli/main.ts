@@ -4,7 +4,7 @@ import { describeRequest } from '../core/approval';
 import type { ApprovalRequest } from '../core/context';
 import { createNodeEnvironment } from '../core/nodeHost';
 import type { ToolResult } from '../core/result';
-import type { Settings } from '../core/settings';
+import { defaultSettings, mergeSettings, SettingsOverrides } from '../core/settings';
 import { ALL_TOOLS, ToolRegistry } from '../tools';
 
 const USAGE = `Usage:
@@ -25,7 +25,7 @@ interface RunArgs {
 	input: unknown;
 	roots: string[];
 	yes: boolean;
-	settings: Partial<Settings>;
+	settings: SettingsOverrides;
 }
 
 function parseRunArgs(args: string[]): RunArgs {
@@ -34,7 +34,7 @@ function parseRunArgs(args: string[]): RunArgs {
 	const roots: string[] = [];
 	let input: unknown;
 	let yes = false;
-	let settings: Partial<Settings> = {};
+	let settings: SettingsOverrides = {};
 	for (let i = 0; i < rest.length; i++) {
 		const flag = rest[i];
 		const value = () => {
@@ -45,13 +45,22 @@ function parseRunArgs(args: string[]): RunArgs {
 		switch (flag) {
 			case '--root': roots.push(value()); break;
 			case '--input': input = parseJson(readArg(value()), '--input'); break;
-			case '--settings': settings = parseJson(readArg(value()), '--settings') as Partial<Settings>; break;
+			case '--settings': settings = parseSettings(readArg(value())); break;
 			case '--yes': case '-y': yes = true; break;
 			default: throw new UsageError(`Unknown option ${flag}.`);
 		}
 	}
 	if (input === undefined) throw new UsageError('run needs --input with the tool\'s JSON input (or @file.json).');
 	return { tool, input, roots: roots.length ? roots : [process.cwd()], yes, settings };
+}
+
+/** Settings overrides; one that would be ignored is a usage error, not a silent default. */
+function parseSettings(text: string): SettingsOverrides {
+	const settings = parseJson(text, '--settings');
+	if (settings === null || typeof settings !== 'object' || Array.isArray(settings)) throw new UsageError('--settings must be a JSON object, e.g. {"limits":{"readLines":100}}.');
+	const { ignored } = mergeSettings(defaultSettings(), settings as SettingsOverrides);
+	if (ignored.length) throw new UsageError(`--settings has unknown or invalid values: ${ignored.join(', ')}. See the settings table in the README.`);
+	return settings as SettingsOverrides;
 }
 
 function readArg(value: string): string {

@@ -40,7 +40,7 @@ export const MAX_NEW_DIAGNOSTICS = 10;
 export async function commitChanges(ctx: ToolContext, title: string, changes: FileChange[]): Promise<CommitResult> {
 	throwIfAborted(ctx.signal, 'The change');
 	const seen = await checkNotStale(ctx, changes);
-	const request: ApprovalRequest = { kind: 'files', title, changes, protectedPaths: protectedPathsOf(ctx, changes) };
+	const request: ApprovalRequest = { kind: 'files', title, changes, protectedPaths: await protectedPathsOf(ctx, changes) };
 	await ctx.approve(request);
 	const confirmed = needsApproval(request, ctx.settings);
 	throwIfAborted(ctx.signal, 'The change');
@@ -74,24 +74,21 @@ export async function commitChanges(ctx: ToolContext, title: string, changes: Fi
 	};
 }
 
-/** Display paths among the changes (sources and destinations) that match `protectedPaths`. */
-function protectedPathsOf(ctx: ToolContext, changes: readonly FileChange[]): string[] {
+/**
+ * Display paths among the changes (sources and destinations) that match `protectedPaths`. The
+ * boundary decides, real paths included: a symlink (or a symlinked folder, for a new file) onto
+ * `.git/` is `.git/`.
+ */
+async function protectedPathsOf(ctx: ToolContext, changes: readonly FileChange[]): Promise<string[]> {
 	const found = new Set<string>();
+	const check = async (absolute: string, display: string) => {
+		if ((await ctx.boundary.resolve(absolute, 'write')).isProtected) found.add(display);
+	};
 	for (const change of changes) {
-		if (ctx.boundary.isProtected(change.path) || isProtectedReal(ctx, change.path)) found.add(change.displayPath);
-		if (change.movedTo && ctx.boundary.isProtected(change.movedTo.path)) found.add(change.movedTo.displayPath);
+		await check(change.path, change.displayPath);
+		if (change.movedTo) await check(change.movedTo.path, change.movedTo.displayPath);
 	}
 	return [...found];
-}
-
-/** A symlink inside the workspace onto a protected file is that file. */
-function isProtectedReal(ctx: ToolContext, absolute: string): boolean {
-	try {
-		const real = fs.realpathSync(absolute);
-		return real !== absolute && ctx.boundary.isProtected(real);
-	} catch {
-		return false;
-	}
 }
 
 type Seen = Map<string, FileVersion | null>;

@@ -5,7 +5,7 @@ import { Boundary, WorkspaceRoot } from './boundary';
 import { applyChangesAtomically } from './atomic';
 import { ApprovalRequest, createSharedState, Diagnostic, FileChange, Host, SharedState } from './context';
 import { commandLogDir } from './process';
-import { defaultSettings, Settings } from './settings';
+import { defaultSettings, mergeSettings, Settings, SettingsOverrides } from './settings';
 
 export interface NodeHostOptions {
 	/** Where backups and command logs go (default: a folder under the OS temp dir). */
@@ -41,12 +41,12 @@ export function createNodeHost(options: NodeHostOptions = {}): Host {
 
 export interface NodeEnvironmentOptions extends NodeHostOptions {
 	roots: (string | WorkspaceRoot)[];
-	settings?: Partial<Settings>;
+	settings?: SettingsOverrides;
 }
 
 /** Everything a ToolRegistry needs, on plain Node. */
 export function createNodeEnvironment(options: NodeEnvironmentOptions) {
-	const settings: Settings = { ...defaultSettings(), ...options.settings };
+	const settings: Settings = mergeSettings(defaultSettings(), options.settings).settings;
 	const roots: WorkspaceRoot[] = options.roots.map(root =>
 		typeof root === 'string' ? { name: path.basename(path.resolve(root)), path: path.resolve(root) } : root);
 	for (const root of roots) {

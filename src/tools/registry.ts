@@ -6,7 +6,7 @@ import {
 } from '../core/context';
 import { CancelledError, DeclinedError, ToolError, ValidationError } from '../core/errors';
 import { resultText, toErrorResult, ToolResult } from '../core/result';
-import { Settings } from '../core/settings';
+import { mergeSettings, Settings, SettingsOverrides } from '../core/settings';
 import { validateInput } from '../core/validate';
 import { contributedName, modelName, ToolDefinition } from './tool';
 
@@ -32,8 +32,8 @@ export interface InvokeOptions {
 	approval?: ApprovalPhase;
 	/** Replaces the host's question: tests inject the person's decision here. */
 	decide?: (request: ApprovalRequest) => Promise<boolean>;
-	/** Per-call settings overrides (e.g. limits from a benchmark). */
-	settings?: Partial<Settings>;
+	/** Per-call settings overrides (e.g. limits from a benchmark); nested limits merge field by field. */
+	settings?: SettingsOverrides;
 }
 
 export interface ToolDescription {
@@ -107,7 +107,7 @@ export class ToolRegistry {
 		} catch {
 			return undefined;
 		}
-		const settings = { ...this.env.settings(), ...options.settings };
+		const settings = mergeSettings(this.env.settings(), options.settings).settings;
 		if (!checked.tool.mutating) {
 			return settings.approval === 'always' ? callRequest(checked.tool, checked.input) : undefined;
 		}
@@ -131,7 +131,7 @@ export class ToolRegistry {
 		try {
 			const { tool, input: checkedInput } = this.check(name, input);
 			fields.target = safeDescribe(tool, checkedInput);
-			const settings = { ...this.env.settings(), ...options.settings };
+			const settings = mergeSettings(this.env.settings(), options.settings).settings;
 			const ctx = await this.context(tool, options, settings, extra => Object.assign(fields, extra));
 			if (!tool.mutating && settings.approval === 'always' && (options.approval ?? 'ask') === 'ask') {
 				await ctx.approve(callRequest(tool, checkedInput));

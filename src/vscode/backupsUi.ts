@@ -9,7 +9,6 @@ import { commitChanges } from '../core/mutation';
 import type { ToolEnvironment } from '../tools/registry';
 import { toAbortSignal } from './cancellation';
 import { originalUri } from './mutation';
-import { SECTION } from './settings';
 import { refuseUntrusted } from './trust';
 
 const PRUNE_DELAY_MS = 5_000;
@@ -36,12 +35,9 @@ export class BackupsUi implements vscode.Disposable {
 
 	async prune(): Promise<void> {
 		this.pruneTimer = undefined;
-		const config = vscode.workspace.getConfiguration(SECTION);
+		const limits = this.env.settings().backups;
 		try {
-			const report = await pruneBackups(this.env.host.storageDir, {
-				maxAgeDays: config.get<number>('backups.maxAgeDays', 14),
-				maxTotalBytes: config.get<number>('backups.maxTotalMB', 256) * MB,
-			});
+			const report = await pruneBackups(this.env.host.storageDir, { maxAgeDays: limits.maxAgeDays, maxTotalBytes: limits.maxTotalMB * MB });
 			if (report.removed) this.log.info(`Pruned ${report.removed} backup set(s), ${Math.round(report.freedBytes / 1024)} KB; ${report.kept} kept.`);
 		} catch (error) {
 			this.log.warn(`Pruning backups failed: ${(error as Error).message}`);

@@ -89,6 +89,18 @@ describe('CLI', () => {
 		assert.equal(fs.readFileSync(tree.file('a.txt'), 'utf8'), 'changed\n');
 	});
 
+	it('merges partial --settings into the defaults and refuses invalid ones', async () => {
+		const { code, stdout } = await cli(['run', 'read_file', '--root', tree.root, '--input', '{"path":"a.txt"}', '--settings', '{"limits":{"readLines":1}}']);
+		assert.equal(code, 0);
+		const result = JSON.parse(stdout);
+		assert.equal(result.content[0].text, 'a.txt: lines 1–1 of 2\n1\talpha\n[… 1 line omitted; use offset=2 to continue …]', 'the other limits keep their defaults');
+		for (const [settings, named] of [['{"approval":"sometimes"}', 'approval'], ['{"limits":{"readLines":-5}}', 'limits.readLines'], ['{"colour":"red"}', 'colour'], ['[1]', 'JSON object']]) {
+			const bad = await cli(['run', 'read_file', '--root', tree.root, '--input', '{"path":"a.txt"}', '--settings', settings]);
+			assert.equal(bad.code, 2, settings);
+			assert.ok(bad.stderr.includes(named), `${settings}: ${bad.stderr}`);
+		}
+	});
+
 	it('leaves files alone when reading', async () => {
 		await cli(['run', 'read_file', '--root', tree.root, '--input', '{"path":"a.txt"}']);
 		assert.equal(fs.readFileSync(tree.file('a.txt'), 'utf8'), 'alpha\nbeta\n');

@@ -44,9 +44,11 @@ describe('package.json manifest', () => {
 		const properties = packageJson.contributes.configuration.properties;
 		const settings = defaultSettings() as unknown as Record<string, unknown>;
 		for (const key of Object.keys(settings)) {
-			if (key === 'limits') {
-				for (const limit of Object.keys(settings.limits as object)) {
-					assert.ok(properties[`toolbelt.limits.${limit}`], `toolbelt.limits.${limit} is not declared`);
+			if (key === 'limits' || key === 'backups') {
+				for (const [name, value] of Object.entries(settings[key] as object)) {
+					const declared: any = properties[`toolbelt.${key}.${name}`];
+					assert.ok(declared, `toolbelt.${key}.${name} is not declared`);
+					assert.equal(declared.default, value, `toolbelt.${key}.${name}'s default differs from the core's`);
 				}
 				continue;
 			}

@@ -207,3 +207,32 @@ describe('ToolRegistry', () => {
 		});
 	});
 });
+
+describe('mergeSettings', () => {
+	const { defaultSettings, mergeSettings } = require('../../src/core/settings') as typeof import('../../src/core/settings');
+
+	it('merges nested limits field by field and keeps valid values only', () => {
+		const { settings, ignored } = mergeSettings(defaultSettings(), {
+			limits: { readLines: 10, grepMatches: 0, bogus: 3 }, approval: 'never', showDiffs: 'sometimes', protectedPaths: ['x/**'], planFile: 7,
+		});
+		assert.equal(settings.limits.readLines, 10);
+		assert.equal(settings.limits.readBytes, defaultSettings().limits.readBytes, 'untouched limits keep their defaults');
+		assert.equal(settings.limits.grepMatches, 100, 'a non-positive limit falls back');
+		assert.equal(settings.approval, 'never');
+		assert.equal(settings.showDiffs, 'onConfirm');
+		assert.deepEqual(settings.protectedPaths, ['x/**']);
+		assert.equal(settings.planFile, '.toolbelt/plan.json');
+		assert.deepEqual(ignored.sort(), ['limits.bogus', 'limits.grepMatches', 'planFile', 'showDiffs']);
+	});
+
+	it('applies per-call overrides without dropping the other limits', async () => {
+		const tree = makeTree({ 'a.txt': 'one\ntwo\nthree\n' });
+		try {
+			const registry = new ToolRegistry((await import('../../src/tools')).ALL_TOOLS, createNodeEnvironment({ roots: [tree.root] }));
+			const result = await registry.invoke('read_file', { path: 'a.txt' }, { settings: { limits: { readLines: 2 } } as any });
+			assert.match(resultText(result), /^a\.txt: lines 1–2 of 3\n1\tone\n2\ttwo\n/);
+		} finally {
+			tree.cleanup();
+		}
+	});
+});

@@ -55,6 +55,17 @@ describe('commitChanges through the tools', () => {
 		assert.equal(fs.readFileSync(tree.file('.git/config'), 'utf8'), '[core]\n');
 	});
 
+	it('treats a new file under a symlinked folder onto .git as protected', async function () {
+		if (process.platform === 'win32') this.skip();
+		fs.mkdirSync(tree.file('.git/hooks'));
+		fs.symlinkSync('.git/hooks', tree.file('hooks'));
+		const h = makeHarness(tree.root, { settings: { approval: 'never' }, approve: false });
+		const error = await h.error('write_file', { path: 'hooks/pre-commit', content: '#!/bin/sh\n' });
+		assert.equal(error.code, 'declined');
+		assert.deepEqual(h.asked[0].kind === 'files' && h.asked[0].protectedPaths, ['hooks/pre-commit']);
+		assert.equal(fs.existsSync(tree.file('.git/hooks/pre-commit')), false);
+	});
+
 	it('reports a failing host write as nothing changed', async () => {
 		const h = makeHarness(tree.root, { applyChanges: async () => { throw new Error('disk full'); } });
 		const error = await h.error('write_file', { path: 'a.txt', content: 'b\n' });

@@ -7,42 +7,28 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureHost, installVsix, runExtensionTests, tempDir } from './lib/host.mjs';
+import { copyFixture, integrationTestsPath, requireBuild, root, suites } from './lib/suites.mjs';
 
-const root = path.resolve(import.meta.dirname, '..');
 const { values: options } = parseArgs({ options: { only: { type: 'string' }, grep: { type: 'string' }, vsix: { type: 'string' } } });
-const testsPath = path.join(root, 'out', 'test', 'integration', 'index.js');
 const vsixPath = options.vsix ? path.resolve(options.vsix) : path.join(root, 'toolbelt.vsix');
 const grepEnv = options.grep ? { TOOLBELT_TEST_GREP: options.grep } : {};
 
-/** A fresh temp copy of a fixture folder, named like the original (multi-root tests see the names). */
-function copyFixture(scratch, fixture) {
-	const target = path.join(scratch, path.basename(fixture));
-	fs.cpSync(path.join(root, fixture), target, { recursive: true });
-	return target;
+/** A suite from scripts/lib/suites.mjs, run in the VS Code server with the repository as the dev extension. */
+function suite(prepare) {
+	return scratch => {
+		const { env, ...workspace } = prepare(scratch);
+		return runExtensionTests({
+			...workspace,
+			extensionDevelopmentPath: root,
+			extensionTestsPath: integrationTestsPath,
+			env: { ...env, ...grepEnv },
+		});
+	};
 }
 
 const configurations = {
-	single(scratch) {
-		const folder = copyFixture(scratch, 'test/fixtures/workspace');
-		return runExtensionTests({
-			folder,
-			extensionDevelopmentPath: root,
-			extensionTestsPath: testsPath,
-			env: { TOOLBELT_TEST_SUITE: 'single', TOOLBELT_TEST_WORKSPACE: folder, ...grepEnv },
-		});
-	},
-	multiroot(scratch) {
-		const folders = ['test/fixtures/multiroot/one', 'test/fixtures/multiroot/two'].map(fixture => copyFixture(scratch, fixture));
-		const workspaceFile = path.join(scratch, 'multiroot.code-workspace');
-		// Web VS Code saves after a delay by default; tests need dirty editors to stay dirty.
-		fs.writeFileSync(workspaceFile, JSON.stringify({ folders: folders.map(folder => ({ path: folder })), settings: { 'files.autoSave': 'off' } }, null, '\t'));
-		return runExtensionTests({
-			workspaceFile,
-			extensionDevelopmentPath: root,
-			extensionTestsPath: testsPath,
-			env: { TOOLBELT_TEST_SUITE: 'multiroot', TOOLBELT_TEST_WORKSPACE_FILE: workspaceFile, ...grepEnv },
-		});
-	},
+	single: suite(suites.single),
+	multiroot: suite(suites.multiroot),
 	// The packaged extension alone: installed from the .vsix, tested by a probe extension, with no
 	// development path pointing at the repository.
 	vsix(scratch) {
@@ -76,12 +62,7 @@ if (names.includes('vsix') && !fs.existsSync(vsixPath)) {
 	names = names.filter(name => name !== 'vsix');
 }
 if (names.some(name => name !== 'vsix')) {
-	for (const file of [testsPath, path.join(root, 'dist', 'extension.js')]) {
-		if (!fs.existsSync(file)) {
-			console.error(`${path.relative(root, file)} is missing: run npm run build && npm run compile-tests first (npm run test:integration does both).`);
-			process.exit(1);
-		}
-	}
+	requireBuild('run npm run build && npm run compile-tests first (npm run test:integration does both).');
 }
 
 ensureHost();

@@ -44,8 +44,9 @@ function giveUp(lines) {
 export function ensureHost() {
 	const paths = hostPaths();
 	const needServer = !fs.existsSync(paths.serverMain);
-	// The build packages matter only while code-server's native modules are being compiled.
-	ensureSystemPackages(needServer ? ['chromium', ...BUILD_DEPS] : ['chromium']);
+	// Debian's chromium package only when no browser is where TOOLBELT_CHROMIUM (or the default)
+	// points; the build packages only while code-server's native modules are being compiled.
+	ensureSystemPackages([...(fs.existsSync(paths.chromium) ? [] : ['chromium']), ...(needServer ? BUILD_DEPS : [])]);
 	if (!fs.existsSync(paths.chromium)) {
 		giveUp([`Chromium is not at ${paths.chromium}.`, 'Install Chromium, or point TOOLBELT_CHROMIUM at its binary.']);
 	}

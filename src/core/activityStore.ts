@@ -1,7 +1,9 @@
 import * as fsSync from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
+import { randomBytes } from 'node:crypto';
 import type { ToolEvent, ToolStatus } from './context';
+import { brokenCopyPath } from './plan';
 import { truncateText } from './truncate';
 
 /**
@@ -45,6 +47,10 @@ export class ActivityStore {
 	private readonly listeners = new Set<() => void>();
 	private saveTimer: ReturnType<typeof setTimeout> | undefined;
 	private saving: Promise<void> = Promise.resolve();
+
+	/** Writes started, and the newest one whose file is in place: an older one never replaces it. */
+	private writes = 0;
+	private landed = 0;
 
 	private constructor(readonly file: string, records: ActivityRecord[], readonly max: number, private readonly saveDelayMs: number) {
 		this.list = records.slice(0, max);
@@ -144,11 +150,13 @@ export class ActivityStore {
 		if (!this.saveTimer) return;
 		clearTimeout(this.saveTimer);
 		this.saveTimer = undefined;
-		const temp = `${this.file}.${process.pid}.tmp`;
+		const temp = tempFor(this.file);
+		const sequence = ++this.writes;
 		try {
 			fsSync.mkdirSync(path.dirname(this.file), { recursive: true });
 			fsSync.writeFileSync(temp, this.serialize());
 			fsSync.renameSync(temp, this.file);
+			this.landed = sequence;
 		} catch {
 			fsSync.rmSync(temp, { force: true });
 		}
@@ -170,16 +178,31 @@ export class ActivityStore {
 
 	private async write(): Promise<void> {
 		const text = this.serialize();
-		const temp = `${this.file}.${process.pid}.tmp`;
+		const temp = tempFor(this.file);
+		const sequence = ++this.writes;
 		try {
 			await fs.mkdir(path.dirname(this.file), { recursive: true });
 			await fs.writeFile(temp, text);
+			// A later snapshot (the synchronous flush at deactivation) may have landed meanwhile.
+			if (sequence < this.landed) {
+				await fs.rm(temp, { force: true });
+				return;
+			}
 			await fs.rename(temp, this.file);
+			this.landed = sequence;
 		} catch {
 			// History is a convenience: a full disk must not break tool calls.
 			await fs.rm(temp, { force: true }).catch(() => undefined);
 		}
 	}
+}
+
+/**
+ * A temp name of its own for every write: the synchronous flush at deactivation may run while an
+ * asynchronous write is still open, and a shared name would let that write land in the new file.
+ */
+function tempFor(file: string): string {
+	return `${file}.${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
 }
 
 type Parsed = { records: ActivityRecord[]; dropped: number } | { problem: string };
@@ -210,7 +233,7 @@ function interrupted(record: ActivityRecord): ActivityRecord {
 }
 
 async function setAside(file: string, now: Date): Promise<string | undefined> {
-	const kept = `${file}.broken-${now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15)}`;
+	const kept = brokenCopyPath(file, now);
 	try {
 		await fs.rename(file, kept);
 		return path.basename(kept);

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { FileChange } from './context';
+import { compactStamp } from './files';
 
 /**
  * Before every mutation the files it touches are copied to `<storageDir>/backups/<set>/`, with a
@@ -42,7 +43,7 @@ export interface BackupSet {
 export async function backupOriginals(storageDir: string, title: string, changes: readonly FileChange[], tool?: string): Promise<{ set: BackupSet; copies: string[] }> {
 	const root = path.join(storageDir, BACKUP_FOLDER);
 	const createdAt = nextCreatedAt();
-	const id = `${timestamp(createdAt)}-${randomBytes(3).toString('hex')}`;
+	const id = `${compactStamp(createdAt)}-${randomBytes(3).toString('hex')}`;
 	const dir = path.join(root, id);
 	await fs.promises.mkdir(dir, { recursive: true });
 	const files = await Promise.all(changes.map(async (change, index): Promise<BackupEntry> => {
@@ -76,9 +77,6 @@ function nextCreatedAt(): number {
 	return lastCreatedAt;
 }
 
-function timestamp(ms: number): string {
-	return new Date(ms).toISOString().replace(/[-:]/g, '').replace('T', '-').replace(/\..*/, '');
-}
 
 /** Backup sets, newest first. Sets with an unreadable manifest are skipped. */
 export async function listBackups(storageDir: string): Promise<BackupSet[]> {

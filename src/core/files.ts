@@ -1,5 +1,6 @@
 import * as fs from 'node:fs';
-import { CancelledError, fromNodeError } from './errors';
+import { fromNodeError, throwIfAborted } from './errors';
+import { countNewlines } from './truncate';
 
 /** Files above this size are never scanned whole just to count their lines. */
 export const LINE_COUNT_LIMIT = 64 * 1024 * 1024;
@@ -45,15 +46,15 @@ export async function statOrExplain(absolute: string, display: string): Promise<
 	}
 }
 
-export async function readHead(path: string, bytes = SNIFF_BYTES): Promise<Uint8Array> {
-	const handle = await fs.promises.open(path, 'r');
-	try {
-		const buffer = Buffer.alloc(bytes);
-		const { bytesRead } = await handle.read(buffer, 0, bytes, 0);
-		return buffer.subarray(0, bytesRead);
-	} finally {
-		await handle.close();
-	}
+/** A sortable, file-name-safe UTC time: `20261121-093001`, or with `ms`, `20261121-093001-123`. */
+export function compactStamp(time: number | Date, ms = false): string {
+	const iso = new Date(time).toISOString().replace(/[-:]/g, '').replace('T', '-');
+	return ms ? iso.replace('.', '-').replace('Z', '') : iso.slice(0, 15);
+}
+
+/** The first bytes of a file (enough to sniff it). */
+export function readHead(path: string, bytes = SNIFF_BYTES): Promise<Buffer> {
+	return readRange(path, 0, bytes);
 }
 
 export async function readRange(path: string, start: number, length: number): Promise<Buffer> {
@@ -171,7 +172,7 @@ export async function readWindowForward(path: string, size: number, options: Win
 		};
 
 		reading: while (position < size) {
-			if (options.signal?.aborted) throw new CancelledError('The read');
+			throwIfAborted(options.signal, 'The read');
 			const { bytesRead } = await handle.read(buffer, 0, CHUNK, position);
 			if (bytesRead === 0) break;
 			let text = decoder.decode(buffer.subarray(0, bytesRead), { stream: true });
@@ -221,6 +222,7 @@ export async function readWindowBackward(
 	count: number,
 	options: Omit<WindowOptions, 'start' | 'maxLines'>,
 ): Promise<LineWindow> {
+	if (size === 0) return { firstLine: 1, lines: [], totalLines: 0, more: false, stoppedByBytes: false, partialLine: false };
 	const handle = await fs.promises.open(path, 'r');
 	try {
 		const chunks: Buffer[] = [];
@@ -232,7 +234,7 @@ export async function readWindowBackward(
 		let trailingNewline = false;
 		const budget = options.maxBytes + options.maxLineBytes;
 		while (position > 0 && newlines <= count && held < budget) {
-			if (options.signal?.aborted) throw new CancelledError('The read');
+			throwIfAborted(options.signal, 'The read');
 			const length = Math.min(CHUNK, position);
 			position -= length;
 			const chunk = Buffer.alloc(length);
@@ -299,15 +301,11 @@ export async function countAllLines(path: string, size: number, signal?: AbortSi
 		let position = 0;
 		let last = 0x0a;
 		while (position < size) {
-			if (signal?.aborted) throw new CancelledError('The read');
+			throwIfAborted(signal, 'The read');
 			const { bytesRead } = await handle.read(buffer, 0, CHUNK, position);
 			if (bytesRead === 0) break;
 			position += bytesRead;
-			let at = buffer.indexOf(0x0a, 0);
-			while (at !== -1 && at < bytesRead) {
-				newlines++;
-				at = buffer.indexOf(0x0a, at + 1);
-			}
+			newlines += countNewlines(buffer, 0, bytesRead);
 			last = buffer[bytesRead - 1];
 		}
 		return newlines + (last === 0x0a ? 0 : 1);

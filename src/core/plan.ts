@@ -4,6 +4,7 @@ import { Value } from '@sinclair/typebox/value';
 import type { Boundary } from './boundary';
 import type { FileChange, FileVersion } from './context';
 import { fromNodeError } from './errors';
+import { compactStamp } from './files';
 
 /**
  * The plan document (`toolbelt.planFile`, default `.toolbelt/plan.json`): an ordered list of tasks
@@ -121,8 +122,7 @@ export async function readPlanFile(boundary: Boundary, planFile: string, access:
 
 /** The name a broken plan file is kept under: `plan.json.broken-20240131-120501`. */
 export function brokenCopyPath(absolute: string, now = new Date()): string {
-	const stamp = now.toISOString().replace(/[-:]/g, '').replace('T', '-').slice(0, 15);
-	return `${absolute}.broken-${stamp}`;
+	return `${absolute}.broken-${compactStamp(now)}`;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { looksBinary } from './files';
+import { compactStamp, looksBinary } from './files';
 import { HeadTailBuffer } from './truncate';
 
 /**
@@ -391,8 +391,7 @@ let logSequence = 0;
 
 /** Sortable, unique within this process: `20261121-093001-123-7`. */
 function logName(now: number): string {
-	const iso = new Date(now).toISOString().replace(/[-:]/g, '').replace('T', '-').replace('.', '-').replace('Z', '');
-	return `${iso}-${process.pid}-${++logSequence}`;
+	return `${compactStamp(now, true)}-${process.pid}-${++logSequence}`;
 }
 
 /**

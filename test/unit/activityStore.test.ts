@@ -40,6 +40,37 @@ describe('activity store', () => {
 		assert.match(row.inputText ?? '', /omitted/);
 	});
 
+	it('keeps a valid file when the deactivation flush runs during a slow asynchronous write', async () => {
+		const tree = makeTree();
+		const promises = require('node:fs/promises');
+		const writeFile = promises.writeFile;
+		let release: () => void = () => undefined;
+		try {
+			const file = path.join(tree.root, 'activity.json');
+			const { store } = await ActivityStore.load(file, { saveDelayMs: 0 });
+			// The asynchronous write opens its temp, then stalls until the flush has renamed its own.
+			promises.writeFile = async (target: string, text: string) => {
+				const handle = await promises.open(target, 'w');
+				await new Promise<void>(resolve => { release = resolve; });
+				await handle.writeFile(text);
+				await handle.close();
+			};
+			store.record(start('1'), false);
+			await new Promise(resolve => setTimeout(resolve, 20));
+			for (let i = 2; i <= 20; i++) store.record(start(String(i)), false);
+			store.flushSync();
+			release();
+			promises.writeFile = writeFile;
+			await store.flush();
+			const again = await ActivityStore.load(file);
+			assert.equal(again.problem, undefined, 'the file is still valid JSON');
+			assert.equal(again.store.records().length, 20);
+		} finally {
+			promises.writeFile = writeFile;
+			tree.cleanup();
+		}
+	});
+
 	it('survives a reload, and a row left running becomes cancelled', async () => {
 		const tree = makeTree();
 		try {

@@ -77,7 +77,9 @@ describe('read_file', () => {
 		});
 
 		it('says when a file is empty', async () => {
-			assert.match(await makeHarness(tree.root).text('read_file', { path: 'empty.txt' }), /^empty\.txt\n\(the file is empty\)$/);
+			const harness = makeHarness(tree.root);
+			assert.match(await harness.text('read_file', { path: 'empty.txt' }), /^empty\.txt\n\(the file is empty\)$/);
+			assert.match(await harness.text('read_file', { path: 'empty.txt', offset: -5 }), /^empty\.txt\n\(the file is empty\)$/);
 		});
 
 		it('cuts lines over 2,000 characters with a marker', async () => {

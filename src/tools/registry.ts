@@ -8,7 +8,7 @@ import { CancelledError, DeclinedError, ToolError, ValidationError } from '../co
 import { resultText, toErrorResult, ToolResult } from '../core/result';
 import { mergeSettings, Settings, SettingsOverrides } from '../core/settings';
 import { validateInput } from '../core/validate';
-import { contributedName, modelName, ToolDefinition } from './tool';
+import { contributedName, modelName, safeDescribe, ToolDefinition } from './tool';
 
 /** What a registry needs from where it runs (VS Code or plain Node). */
 export interface ToolEnvironment {
@@ -170,9 +170,11 @@ export class ToolRegistry {
 			note,
 			approve: async request => {
 				if (phase === 'preview') throw new PreviewCaptured(request);
-				if (phase === 'preconfirmed' || !needsApproval(request, settings)) return;
+				// In chat, VS Code asked exactly when the preview said a confirmation was needed.
+				if (phase === 'preconfirmed' || !needsApproval(request, settings)) return phase === 'preconfirmed' && needsApproval(request, settings);
 				const approved = await (options.decide ?? (r => host.confirm(r)))(request);
 				if (!approved) throw new DeclinedError(request.title.charAt(0).toLowerCase() + request.title.slice(1));
+				return true;
 			},
 		};
 	}
@@ -190,14 +192,6 @@ export class ToolRegistry {
 
 function callRequest(tool: ToolDefinition, input: unknown): ApprovalRequest {
 	return { kind: 'call', title: `Run ${tool.name}: ${safeDescribe(tool, input)}`, detail: JSON.stringify(input, null, 2) };
-}
-
-function safeDescribe(tool: ToolDefinition, input: unknown): string {
-	try {
-		return tool.describe(input as never);
-	} catch {
-		return tool.displayName;
-	}
 }
 
 function statusOf(result: ToolResult): ToolStatus {

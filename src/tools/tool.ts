@@ -39,6 +39,15 @@ export function defineTool<S extends TSchema>(definition: ToolDefinition<S>): To
 	return definition;
 }
 
+/** The tool's progress line for this input; its display name when `describe` throws on odd input. */
+export function safeDescribe(tool: ToolDefinition<any>, input: unknown): string {
+	try {
+		return tool.describe(input as never);
+	} catch {
+		return tool.displayName;
+	}
+}
+
 export const TOOL_PREFIX = 'toolbelt_';
 
 export function contributedName(tool: Pick<ToolDefinition, 'name'>): string {

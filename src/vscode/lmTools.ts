@@ -3,7 +3,7 @@ import { describeRequest } from '../core/approval';
 import { unifiedDiffs } from '../core/diff';
 import type { ToolResult } from '../core/result';
 import type { ToolRegistry } from '../tools/registry';
-import { contributedName, ToolDefinition } from '../tools/tool';
+import { contributedName, safeDescribe, ToolDefinition } from '../tools/tool';
 import { toAbortSignal } from './cancellation';
 
 /** Diffs longer than this are shown in part in the confirmation; the diff editor shows all. */
@@ -27,12 +27,7 @@ export async function prepare(
 	input: object,
 	token?: vscode.CancellationToken,
 ): Promise<vscode.PreparedToolInvocation> {
-	let invocationMessage: string;
-	try {
-		invocationMessage = tool.describe(input as never);
-	} catch {
-		invocationMessage = tool.displayName;
-	}
+	const invocationMessage = safeDescribe(tool, input);
 	const request = await registry.preview(tool.name, input, { signal: toAbortSignal(token) });
 	if (!request) return { invocationMessage };
 	const diff = request.kind === 'files' ? unifiedDiffs(request.changes) : undefined;

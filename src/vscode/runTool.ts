@@ -3,7 +3,7 @@ import { checkJsonInput, initialJsonText, InputProblem } from '../core/jsonInput
 import type { ToolResult } from '../core/result';
 import { fieldPrompt, FieldValue, FormField, formFields, parseFieldInput, showValue, skeletonInput, stripMarkdown } from '../core/schemaForm';
 import type { ToolRegistry } from '../tools/registry';
-import type { ToolDefinition } from '../tools/tool';
+import { safeDescribe, ToolDefinition } from '../tools/tool';
 import { toAbortSignal } from './cancellation';
 import type { ToolDocuments } from './documents';
 import { refuseUntrusted, showUntrustedRefusal } from './trust';
@@ -165,7 +165,7 @@ function toDiagnostic(document: vscode.TextDocument, problem: InputProblem): vsc
 /** Runs a tool with a cancellable progress notification; the person's Cancel aborts the call. */
 export function runWithProgress(registry: ToolRegistry, tool: ToolDefinition<any>, input: unknown): Thenable<ToolResult> {
 	return vscode.window.withProgress(
-		{ location: vscode.ProgressLocation.Notification, title: `Toolbelt: ${describe(tool, input)}`, cancellable: true },
+		{ location: vscode.ProgressLocation.Notification, title: `Toolbelt: ${safeDescribe(tool, input)}`, cancellable: true },
 		(_progress, token) => registry.invoke(tool.name, input, { signal: toAbortSignal(token), approval: 'ask' }),
 	);
 }
@@ -190,19 +190,11 @@ export async function presentResult(ui: RunToolUi, tool: ToolDefinition<any>, in
 			return;
 	}
 	const inputLine = JSON.stringify(input);
-	const header = `${tool.displayName} — ${describe(tool, input)}\nInput: ${inputLine.length > 400 ? `${inputLine.slice(0, 400)}…` : inputLine}`;
+	const header = `${tool.displayName} — ${safeDescribe(tool, input)}\nInput: ${inputLine.length > 400 ? `${inputLine.slice(0, 400)}…` : inputLine}`;
 	// A change shows its diff (toolbelt.showDiffs); its result then opens beside it, not over it.
 	const beside = tool.mutating && !result.error ? { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true } : {};
 	await ui.documents.showResult(tool, header, result, beside);
 	if (result.error) void vscode.window.showErrorMessage(`Toolbelt: ${tool.name} failed: ${firstLine(result.error.message)}`);
-}
-
-function describe(tool: ToolDefinition<any>, input: unknown): string {
-	try {
-		return tool.describe(input as never);
-	} catch {
-		return tool.displayName;
-	}
 }
 
 function firstLine(text: string): string {

@@ -20,9 +20,10 @@ export interface ToolContext {
 	/**
 	 * Asks for approval of a change or a command, following `settings.approval` and the protected
 	 * paths. Resolves when it may go ahead; throws DeclinedError when the person said no (or when
-	 * no one can be asked). In the preview phase it throws PreviewCaptured instead.
+	 * no one can be asked). In the preview phase it throws PreviewCaptured instead. Resolves true when
+	 * a person confirmed the request (here or, in chat, through VS Code), false when no one was asked.
 	 */
-	approve(request: ApprovalRequest): Promise<void>;
+	approve(request: ApprovalRequest): Promise<boolean>;
 	/** Adds fields to the call's structured event (bytes, files touched, …). */
 	note(fields: Partial<ToolEventFields>): void;
 }

@@ -1,6 +1,5 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { needsApproval } from './approval';
 import { backupOriginals } from './backups';
 import type { ApprovalRequest, Diagnostic, FileChange, FileVersion, SharedState, ToolContext } from './context';
 import { statOfDiff, unifiedDiff } from './diff';
@@ -41,8 +40,7 @@ export async function commitChanges(ctx: ToolContext, title: string, changes: Fi
 	throwIfAborted(ctx.signal, 'The change');
 	const seen = await checkNotStale(ctx, changes);
 	const request: ApprovalRequest = { kind: 'files', title, changes, protectedPaths: await protectedPathsOf(ctx, changes) };
-	await ctx.approve(request);
-	const confirmed = needsApproval(request, ctx.settings);
+	const confirmed = await ctx.approve(request);
 	throwIfAborted(ctx.signal, 'The change');
 	// The person may have taken a while to decide: the files must still be what the change was made from.
 	await checkStillAsSeen(changes, seen);

@@ -22,19 +22,12 @@ export function planText(rendered: string, ctx: ToolContext) {
  * language diagnostics: the plan is not code, and a tick in the Plan view must feel instant.
  */
 export function planContext(ctx: ToolContext): ToolContext {
-	let asked = false;
-	const showDiffs = ctx.host.showDiffs;
 	return {
 		...ctx,
-		host: {
-			...ctx.host,
-			diagnostics: undefined,
-			// The pipeline shows "confirmed" diffs; a plan update that asked no one shows none (unless `always`).
-			showDiffs: showDiffs && (changes => (asked || ctx.settings.showDiffs === 'always' ? showDiffs(changes) : Promise.resolve())),
-		},
+		host: { ...ctx.host, diagnostics: undefined },
+		// A quiet update asks no one, so the pipeline opens no diff for it (unless showDiffs is `always`).
 		approve: request => {
 			const quiet = request.kind === 'files' && ctx.settings.approval !== 'always' && request.protectedPaths.length === 0;
-			asked = !quiet;
 			return ctx.approve(quiet
 				? { kind: 'call', title: request.title, detail: request.changes.map(change => change.displayPath).join('\n') }
 				: request);

@@ -112,7 +112,8 @@ export class BackupsUi implements vscode.Disposable {
 			signal,
 			host: this.env.host,
 			state: { fileVersions: new Map(), fileLocks: this.env.state.fileLocks },
-			approve: async () => undefined,
+			// The person confirmed the restore after seeing its diff.
+			approve: async () => true,
 			note: () => undefined,
 		};
 	}

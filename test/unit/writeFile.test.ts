@@ -258,7 +258,10 @@ describe('write_file', () => {
 			await makeHarness(tree.root, { showDiffs, settings: { showDiffs: 'onConfirm', approval: 'never' } }).text('write_file', { path: 'a.txt', content: '2\n' });
 			await makeHarness(tree.root, { showDiffs, settings: { showDiffs: 'always', approval: 'never' } }).text('write_file', { path: 'a.txt', content: '3\n' });
 			await makeHarness(tree.root, { showDiffs, settings: { showDiffs: 'never' } }).text('write_file', { path: 'a.txt', content: '4\n' });
-			assert.deepEqual(shown, ['a.txt', 'a.txt']);
+			// In chat, VS Code asked (the preview needed a confirmation): that counts as confirmed.
+			await makeHarness(tree.root, { showDiffs, settings: { showDiffs: 'onConfirm' } }).text('write_file', { path: 'a.txt', content: '5\n' }, { approval: 'preconfirmed' });
+			await makeHarness(tree.root, { showDiffs, settings: { showDiffs: 'onConfirm', approval: 'never' } }).text('write_file', { path: 'a.txt', content: '6\n' }, { approval: 'preconfirmed' });
+			assert.deepEqual(shown, ['a.txt', 'a.txt', 'a.txt']);
 		});
 	});
 });

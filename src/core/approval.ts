@@ -1,5 +1,7 @@
 import { ApprovalRequest } from './context';
+import { unifiedDiffs } from './diff';
 import { Settings } from './settings';
+import { truncateText } from './truncate';
 
 /**
  * Whether a request must be put to the person. Protected paths always ask, whatever the
@@ -31,6 +33,17 @@ export function describeRequest(request: ApprovalRequest, diffText?: string): st
 			return `${request.title}${warning}${diffText ? `\n\n${fence(diffText, 'diff')}` : ''}`;
 		}
 	}
+}
+
+/**
+ * The diff a confirmation shows (undefined for requests that change no files): whole up to
+ * `maxBytes`, else its head and a marker, because the full diff is a click away in the diff editor.
+ * One rule for chat's confirmation and the modal, so a diff is never dropped silently.
+ */
+export function confirmationDiff(request: ApprovalRequest, maxBytes: number): string | undefined {
+	if (request.kind !== 'files') return undefined;
+	const diff = unifiedDiffs(request.changes);
+	return truncateText(diff, { maxBytes, maxLines: Number.POSITIVE_INFINITY, keep: 'head', hint: () => 'the diff editor ("Show Diff") shows all of it' }).text;
 }
 
 /** A fenced block that survives content holding backticks. */

@@ -1,7 +1,6 @@
 import * as vscode from 'vscode';
-import { describeRequest } from '../core/approval';
+import { confirmationDiff, describeRequest } from '../core/approval';
 import type { ApprovalRequest, FileChange, Host } from '../core/context';
-import { unifiedDiffs } from '../core/diff';
 
 export interface VscodeHostParts {
 	readonly storageDir: string;
@@ -30,15 +29,22 @@ function dirtyText(absolutePath: string): string | undefined {
 	return document?.isDirty ? document.getText() : undefined;
 }
 
+/** Diffs longer than this are shown in part in the modal (a dialog, not an editor); Show Diff shows all. */
+const MODAL_DIFF_BYTES = 4000;
+
+/** What the modal shows: the request with its diff (cut, with a marker), and its buttons. */
+export function modalContent(request: ApprovalRequest, canShowDiffs: boolean): { detail: string; approve: string; choices: string[] } {
+	const approve = request.kind === 'files' ? 'Apply' : 'Run';
+	const detail = describeRequest(request, confirmationDiff(request, MODAL_DIFF_BYTES));
+	return { detail, approve, choices: request.kind === 'files' && canShowDiffs ? [approve, 'Show Diff'] : [approve] };
+}
+
 /**
- * Outside chat (command palette, other extensions) the decision is a modal: Apply, Cancel, or
- * Show Diff first and then decide.
+ * Outside chat (command palette, other extensions) the decision is a modal: Apply (Run for a
+ * command or a call), Cancel, or Show Diff first and then decide.
  */
 async function confirmWithModal(request: ApprovalRequest, showDiffs?: (changes: readonly FileChange[]) => Promise<void>): Promise<boolean> {
-	const apply = request.kind === 'command' ? 'Run' : 'Apply';
-	const diffText = request.kind === 'files' ? unifiedDiffs(request.changes) : undefined;
-	const detail = describeRequest(request, diffText && diffText.length < 4000 ? diffText : undefined);
-	const choices = request.kind === 'files' && showDiffs ? [apply, 'Show Diff'] : [apply];
+	const { detail, approve, choices } = modalContent(request, showDiffs !== undefined);
 	for (;;) {
 		let choice: string | undefined;
 		try {
@@ -52,7 +58,7 @@ async function confirmWithModal(request: ApprovalRequest, showDiffs?: (changes: 
 			await showDiffs(request.changes);
 			continue;
 		}
-		return choice === apply;
+		return choice === approve;
 	}
 }
 

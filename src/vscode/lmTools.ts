@@ -1,13 +1,12 @@
 import * as vscode from 'vscode';
-import { describeRequest } from '../core/approval';
-import { unifiedDiffs } from '../core/diff';
+import { confirmationDiff, describeRequest } from '../core/approval';
 import type { ToolResult } from '../core/result';
 import type { ToolRegistry } from '../tools/registry';
 import { contributedName, safeDescribe, ToolDefinition } from '../tools/tool';
 import { toAbortSignal } from './cancellation';
 
 /** Diffs longer than this are shown in part in the confirmation; the diff editor shows all. */
-const CONFIRMATION_DIFF_CHARS = 12_000;
+const CONFIRMATION_DIFF_BYTES = 12_000;
 
 /** Registers every tool with `vscode.lm.registerTool`; the returned disposables unregister them. */
 export function registerLanguageModelTools(registry: ToolRegistry, tools: readonly ToolDefinition<any>[]): vscode.Disposable[] {
@@ -30,15 +29,11 @@ export async function prepare(
 	const invocationMessage = safeDescribe(tool, input);
 	const request = await registry.preview(tool.name, input, { signal: toAbortSignal(token) });
 	if (!request) return { invocationMessage };
-	const diff = request.kind === 'files' ? unifiedDiffs(request.changes) : undefined;
-	const shownDiff = diff && diff.length > CONFIRMATION_DIFF_CHARS
-		? `${diff.slice(0, CONFIRMATION_DIFF_CHARS)}\n… (${diff.length - CONFIRMATION_DIFF_CHARS} more characters of diff)`
-		: diff;
 	return {
 		invocationMessage,
 		confirmationMessages: {
 			title: request.title,
-			message: new vscode.MarkdownString(describeRequest(request, shownDiff)),
+			message: new vscode.MarkdownString(describeRequest(request, confirmationDiff(request, CONFIRMATION_DIFF_BYTES))),
 		},
 	};
 }

@@ -1,10 +1,11 @@
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ALL_TOOLS, ToolRegistry } from '../../../src/tools';
 import { safeDescribe } from '../../../src/tools/tool';
 import { createVscodeEnvironment } from '../../../src/vscode/environment';
-import { createVscodeHost } from '../../../src/vscode/host';
+import { createVscodeHost, modalContent } from '../../../src/vscode/host';
 import { prepare } from '../../../src/vscode/lmTools';
 import { applyWithWorkspaceEdit, showDiffs } from '../../../src/vscode/mutation';
 import { workspace } from '../helpers';
@@ -33,5 +34,32 @@ describe('the VS Code layer', () => {
 		assert.equal(safeDescribe(readFile, { path: 'README.md' }), 'Reading README.md');
 		const prepared = await prepare(ownRegistry(subscriptions), fragile, {});
 		assert.equal(prepared.invocationMessage, readFile.displayName);
+	});
+
+	it('cuts a long diff in the confirmation with a marker, in chat and in the modal alike', async () => {
+		const registry = ownRegistry(subscriptions);
+		const content = Array.from({ length: 3000 }, (_, i) => `line ${i + 1} of a long new file`).join('\n');
+		const input = { path: 'long-diff-it/new.txt', content };
+		const marker = /\n\[… [\d,]+ lines \/ [\d.]+ KB omitted; the diff editor \("Show Diff"\) shows all of it …\]\n```$/;
+		const prepared = await prepare(registry, registry.get('write_file')!, input);
+		const message = prepared.confirmationMessages?.message;
+		const body = typeof message === 'string' ? message : message?.value ?? '';
+		assert.match(body, /^Create long-diff-it\/new\.txt\n\n```diff\n--- \/dev\/null\n\+\+\+ b\/long-diff-it\/new\.txt\n@@ -0,0 \+1,3000 @@\n\+line 1 of a long new file\n/);
+		assert.match(body, marker);
+		assert.ok(body.length < 12_500, `the chat confirmation holds ${body.length} characters`);
+
+		const request = await registry.preview('write_file', input);
+		assert.equal(request?.kind, 'files');
+		const modal = modalContent(request!, true);
+		assert.match(modal.detail, /\+line 1 of a long new file\n/, 'the modal keeps the head of a long diff instead of dropping it');
+		assert.match(modal.detail, marker);
+		assert.ok(modal.detail.length < 4500, `the modal holds ${modal.detail.length} characters`);
+		assert.deepEqual([modal.approve, modal.choices], ['Apply', ['Apply', 'Show Diff']]);
+		assert.equal(fs.existsSync(path.join(workspace(), 'long-diff-it')), false, 'previewing wrote nothing');
+	});
+
+	it('the modal says Run, not Apply, for a command and for a plain call', () => {
+		assert.deepEqual(modalContent({ kind: 'call', title: 'Run read_file: Reading README.md', detail: '{}' }, true).choices, ['Run']);
+		assert.deepEqual(modalContent({ kind: 'command', title: 'Run a command', command: 'ls', cwd: '.' }, true).choices, ['Run']);
 	});
 });

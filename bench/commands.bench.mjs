@@ -59,7 +59,7 @@ export default async function () {
 	const root = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-bench-cmd-'));
 	const storageDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-bench-cmd-storage-'));
 	try {
-		const setup = registrySource(root).replace('confirm: async () => true', `confirm: async () => true, storageDir: ${JSON.stringify(storageDir)}`);
+		const setup = registrySource(root, {}, { storageDir });
 		const rows = [];
 
 		// The same at a tenth of the size: peak memory must not grow with the output.

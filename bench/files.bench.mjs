@@ -79,7 +79,18 @@ function writeBigText(file, bytes) {
 }
 
 export default async function () {
-	const setup = registrySource(repo);
+	// Backups and command logs of every measured call go here, not into the CLI's shared folder:
+	// each edit_file run backs up the whole big file.
+	const storageDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-bench-files-storage-'));
+	try {
+		await measureAll(storageDir);
+	} finally {
+		fs.rmSync(storageDir, { recursive: true, force: true });
+	}
+}
+
+async function measureAll(storageDir) {
+	const setup = registrySource(repo, {}, { storageDir });
 	const rows = [];
 
 	// Patterns with a few hundred hits: the whole tree is searched by both. The second one matches
@@ -106,7 +117,10 @@ export default async function () {
 	try {
 		writeBigText(path.join(dir, 'big.txt'), 25 << 20);
 		const size = fs.statSync(path.join(dir, 'big.txt')).size;
-		const editSetup = registrySource(dir, { approval: 'never' });
+		const editSetup = registrySource(dir, { approval: 'never' }, { storageDir });
+		// A backup set per run is part of what is timed; dropping them between measurements keeps
+		// the temp folder to one measurement's sets.
+		const dropBackups = () => fs.rmSync(path.join(storageDir, 'backups'), { recursive: true, force: true });
 		// Each run changes the line back and forth, so every run really writes; a small state file
 		// says which way is next, across the measuring processes.
 		const state = JSON.stringify(path.join(dir, 'state.txt'));
@@ -115,10 +129,13 @@ export default async function () {
 			const forward = !fs.existsSync(${state}) || fs.readFileSync(${state}, 'utf8') === 'back';
 			fs.writeFileSync(${state}, forward ? 'forth' : 'back');
 			const [from, to] = forward ? ['THE LINE TO CHANGE', 'THE LINE, CHANGED'] : ['THE LINE, CHANGED', 'THE LINE TO CHANGE'];`;
-		const { ours: edit, base: naive } = pair(() => timed(`${direction}
+		const { ours: edit, base: naive } = pair(() => {
+			dropBackups();
+			return timed(`${direction}
 			const result = await registry.invoke('edit_file', { path: 'big.txt', edits: [{ oldText: from, newText: to }] });
 			if (result.error) throw new Error(result.error.message);
-			return result.metadata.added;`, { setup: editSetup }), () => timed(`${direction}
+			return result.metadata.added;`, { setup: editSetup });
+		}, () => timed(`${direction}
 			const file = ${JSON.stringify(path.join(dir, 'big.txt'))};
 			const text = fs.readFileSync(file, 'utf8');
 			fs.writeFileSync(file, text.replace(from, to));

@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { measure, table } from './lib/measure.mjs';
+import { measure, registrySource, table } from './lib/measure.mjs';
 
 const FILES = 200;
 const LINES = 400;
@@ -70,11 +70,7 @@ function ours(dir, pristine, patchFile, run) {
 	const root = path.join(dir, `ours-${run}`);
 	fs.cpSync(pristine, root, { recursive: true });
 	const storage = path.join(dir, `storage-${run}`);
-	const setup = `
-		const { createNodeEnvironment } = require(repo + '/out/src/core/nodeHost.js');
-		const { ALL_TOOLS, ToolRegistry } = require(repo + '/out/src/tools/index.js');
-		const env = createNodeEnvironment({ roots: [${JSON.stringify(root)}], storageDir: ${JSON.stringify(storage)}, settings: { approval: 'never', showDiffs: 'never' } });
-		const registry = new ToolRegistry(ALL_TOOLS, env);
+	const setup = `${registrySource(root, { approval: 'never', showDiffs: 'never' }, { storageDir: storage })}
 		const patch = require('node:fs').readFileSync(${JSON.stringify(patchFile)}, 'utf8');`;
 	const result = measure(`
 		const result = await registry.invoke('apply_patch', { patch });
@@ -85,12 +81,12 @@ function ours(dir, pristine, patchFile, run) {
 }
 
 /** Parsing and staging alone: every file read, patched and encoded in memory, nothing written. */
-function oursInMemory(pristine, patchFile) {
+function oursInMemory(dir, pristine, patchFile) {
 	const setup = `
 		const { createNodeEnvironment } = require(repo + '/out/src/core/nodeHost.js');
 		const { parsePatch } = require(repo + '/out/src/core/patch/parse.js');
 		const { stagePatch } = require(repo + '/out/src/core/patch/apply.js');
-		const env = createNodeEnvironment({ roots: [${JSON.stringify(pristine)}] });
+		const env = createNodeEnvironment({ roots: [${JSON.stringify(pristine)}], storageDir: ${JSON.stringify(path.join(dir, 'storage-staging'))} });
 		const text = require('node:fs').readFileSync(${JSON.stringify(patchFile)}, 'utf8');`;
 	return measure(`
 		const ctx = { boundary: await env.boundary(), host: env.host, state: env.state, settings: env.settings(), signal: new AbortController().signal, note() {} };
@@ -120,7 +116,7 @@ export default async function () {
 		const gitRuns = [];
 		for (let run = 0; run < RUNS; run++) {
 			oursRuns.push(ours(dir, pristine, patchFile, run));
-			stageRuns.push(oursInMemory(pristine, patchFile));
+			stageRuns.push(oursInMemory(dir, pristine, patchFile));
 			gitRuns.push(git(dir, pristine, patchFile, run));
 		}
 		if (snapshot(oursRuns[0].root) !== snapshot(gitRuns[0].root)) throw new Error('apply_patch and git apply produced different trees');

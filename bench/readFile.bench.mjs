@@ -26,11 +26,12 @@ function writeSparse(file, bytes) {
 
 export default async function () {
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-bench-read-'));
+	const storageDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-bench-read-storage-'));
 	try {
 		writeText(path.join(dir, '1mb.log'), 1 << 20);
 		writeText(path.join(dir, '100mb.log'), 100 << 20);
 		writeSparse(path.join(dir, '1gb.log'), 1 << 30);
-		const setup = registrySource(dir);
+		const setup = registrySource(dir, {}, { storageDir });
 		const ours = input => measure(`
 			const result = await registry.invoke('read_file', ${JSON.stringify(input)});
 			if (result.error) throw new Error(result.error.message);
@@ -56,5 +57,6 @@ export default async function () {
 		table(rows);
 	} finally {
 		fs.rmSync(dir, { recursive: true, force: true });
+		fs.rmSync(storageDir, { recursive: true, force: true });
 	}
 }

@@ -25,12 +25,17 @@ export function measure(body, { setup = '', env = {} } = {}) {
 	return JSON.parse(out);
 }
 
-/** Source that builds a registry over `root` from the compiled code in out/ (bind it to `registry`). */
-export function registrySource(root, settings = {}) {
+/**
+ * Source that builds a registry over `root` from the compiled code in out/ (bind it to `registry`).
+ * `storageDir` (required) is where its backups and command logs go: a bench makes a temp folder and
+ * removes it afterwards, since the CLI's shared default folder is never pruned outside VS Code.
+ */
+export function registrySource(root, settings = {}, { storageDir } = {}) {
+	if (!storageDir) throw new Error('registrySource needs { storageDir }: a temp folder the bench removes afterwards.');
 	return `
 		const { createNodeEnvironment } = require(repo + '/out/src/core/nodeHost.js');
 		const { ALL_TOOLS, ToolRegistry } = require(repo + '/out/src/tools/index.js');
-		const registry = new ToolRegistry(ALL_TOOLS, createNodeEnvironment({ roots: [${JSON.stringify(root)}], settings: ${JSON.stringify(settings)}, confirm: async () => true }));`;
+		const registry = new ToolRegistry(ALL_TOOLS, createNodeEnvironment({ roots: [${JSON.stringify(root)}], storageDir: ${JSON.stringify(storageDir)}, settings: ${JSON.stringify(settings)}, confirm: async () => true }));`;
 }
 
 export function table(rows) {

@@ -1,22 +1,28 @@
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { describeRequest } from '../core/approval';
+import { pruneBackups } from '../core/backupPruning';
 import type { ApprovalRequest } from '../core/context';
 import { createNodeEnvironment } from '../core/nodeHost';
 import type { ToolResult } from '../core/result';
-import { defaultSettings, mergeSettings, SettingsOverrides } from '../core/settings';
+import { BackupLimits, defaultSettings, mergeSettings, SettingsOverrides } from '../core/settings';
 import { ALL_TOOLS, ToolRegistry } from '../tools';
 
 const USAGE = `Usage:
   toolbelt list
       Lists every tool with its description and input schema (JSON).
-  toolbelt run <tool> --input '<json>' | --input @file.json [--root DIR]... [--yes] [--settings '<json>']
+  toolbelt run <tool> --input '<json>' | --input @file.json [--root DIR]... [--yes] [--settings '<json>'] [--storage DIR]
       Runs one tool on the workspace folder(s) given by --root (default: the current folder)
       and prints its result as JSON: { content, metadata, error }.
       --yes approves changes and commands without asking; without it they are put to you
       on a terminal, and refused when there is no terminal.
+      --storage is where backups and command logs go (default: a folder in the temp dir);
+      after a change, backups beyond the settings' backups.maxAgeDays / maxTotalMB are removed.
 
 Exit codes: 0 success, 1 the tool reported an error, 2 bad usage.`;
+
+const MB = 1024 * 1024;
 
 class UsageError extends Error {}
 
@@ -26,6 +32,7 @@ interface RunArgs {
 	roots: string[];
 	yes: boolean;
 	settings: SettingsOverrides;
+	storageDir?: string;
 }
 
 function parseRunArgs(args: string[]): RunArgs {
@@ -35,6 +42,7 @@ function parseRunArgs(args: string[]): RunArgs {
 	let input: unknown;
 	let yes = false;
 	let settings: SettingsOverrides = {};
+	let storageDir: string | undefined;
 	for (let i = 0; i < rest.length; i++) {
 		const flag = rest[i];
 		const value = () => {
@@ -46,12 +54,13 @@ function parseRunArgs(args: string[]): RunArgs {
 			case '--root': roots.push(value()); break;
 			case '--input': input = parseJson(readArg(value()), '--input'); break;
 			case '--settings': settings = parseSettings(readArg(value())); break;
+			case '--storage': storageDir = value(); break;
 			case '--yes': case '-y': yes = true; break;
 			default: throw new UsageError(`Unknown option ${flag}.`);
 		}
 	}
 	if (input === undefined) throw new UsageError('run needs --input with the tool\'s JSON input (or @file.json).');
-	return { tool, input, roots: roots.length ? roots : [process.cwd()], yes, settings };
+	return { tool, input, roots: roots.length ? roots : [process.cwd()], yes, settings, ...(storageDir ? { storageDir: path.resolve(storageDir) } : {}) };
 }
 
 /** Settings overrides; one that would be ignored is a usage error, not a silent default. */
@@ -102,7 +111,7 @@ function toJson(result: ToolResult): string {
 async function run(args: RunArgs): Promise<number> {
 	let env;
 	try {
-		env = createNodeEnvironment({ roots: args.roots, settings: args.settings, confirm: args.yes ? async () => true : askOnTerminal });
+		env = createNodeEnvironment({ roots: args.roots, settings: args.settings, storageDir: args.storageDir, confirm: args.yes ? async () => true : askOnTerminal });
 	} catch (error) {
 		throw new UsageError((error as Error).message);
 	}
@@ -113,18 +122,24 @@ async function run(args: RunArgs): Promise<number> {
 	process.stdout.write(`${toJson(result)}\n`);
 	// One call per process: a session (or a background job) cannot outlive it, and must not keep it alive.
 	await env.state.sessions?.dispose();
+	// Outside VS Code nothing else keeps the backup folder within its limits: each change does.
+	if (result.metadata.filesTouched?.length) await pruneQuietly(env.host.storageDir, env.settings().backups);
 	return result.error ? 1 : 0;
 }
 
+/** Prunes backups; a failure is told on stderr but does not change the call's outcome. */
+async function pruneQuietly(storageDir: string, limits: BackupLimits): Promise<void> {
+	try {
+		await pruneBackups(storageDir, { maxAgeDays: limits.maxAgeDays, maxTotalBytes: limits.maxTotalMB * MB });
+	} catch (error) {
+		process.stderr.write(`toolbelt: pruning old backups in ${storageDir} failed: ${(error as Error).message}\n`);
+	}
+}
+
 function list(): number {
-	const tools = ALL_TOOLS.map(tool => ({
-		name: tool.name,
-		mutating: tool.mutating,
-		group: tool.group,
-		description: tool.modelDescription,
-		inputSchema: tool.schema,
-	}));
-	process.stdout.write(`${JSON.stringify(tools, null, 2)}\n`);
+	// Describing the tools needs no workspace: the registry never looks at its folders for it.
+	const registry = new ToolRegistry(ALL_TOOLS, createNodeEnvironment({ roots: [] }));
+	process.stdout.write(`${JSON.stringify(registry.listDefinitions(), null, 2)}\n`);
 	return 0;
 }
 

@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { main } from '../../src/cli/main';
 import { makeTree } from './helpers';
 
@@ -84,7 +85,8 @@ describe('CLI', () => {
 		assert.equal(refused.code, 1);
 		assert.equal(JSON.parse(refused.stdout).error.code, 'declined');
 		assert.equal(fs.readFileSync(tree.file('a.txt'), 'utf8'), 'alpha\nbeta\n', 'nothing written');
-		const approved = await cli(['run', 'write_file', '--root', tree.root, '--input', input, '--yes']);
+		// Its backup goes to the tree, not the shared folder other CLI runs use.
+		const approved = await cli(['run', 'write_file', '--root', tree.root, '--input', input, '--yes', '--storage', tree.file('.storage')]);
 		assert.equal(approved.code, 0, approved.stdout);
 		assert.equal(fs.readFileSync(tree.file('a.txt'), 'utf8'), 'changed\n');
 	});
@@ -99,6 +101,33 @@ describe('CLI', () => {
 			assert.equal(bad.code, 2, settings);
 			assert.ok(bad.stderr.includes(named), `${settings}: ${bad.stderr}`);
 		}
+	});
+
+	it('prunes backups beyond the settings\' limits after a change, keeping the new one', async () => {
+		const storage = tree.file('.storage');
+		const backups = path.join(storage, 'backups');
+		const HOUR = 60 * 60 * 1000;
+		/** A backup set as commitChanges leaves it, `ageMs` old, holding `bytes` of copies. */
+		const oldSet = (id: string, ageMs: number, bytes: number) => {
+			fs.mkdirSync(path.join(backups, id), { recursive: true });
+			fs.writeFileSync(path.join(backups, id, '0-a.txt'), Buffer.alloc(bytes));
+			fs.writeFileSync(path.join(backups, id, 'manifest.json'), JSON.stringify({ id, title: 'old', createdAt: Date.now() - ageMs, files: [] }));
+		};
+		oldSet('three-days-old', 72 * HOUR, 10);
+		oldSet('an-hour-old-2mb', HOUR, 2 * 1024 * 1024);
+		// Both fit the defaults (14 days, 256 MB); these limits leave no room for either.
+		const settings = JSON.stringify({ backups: { maxAgeDays: 1, maxTotalMB: 1 } });
+		const common = ['--root', tree.root, '--storage', storage, '--settings', settings];
+
+		const read = await cli(['run', 'read_file', '--input', '{"path":"a.txt"}', ...common]);
+		assert.equal(read.code, 0, read.stderr);
+		assert.deepEqual(fs.readdirSync(backups).sort(), ['an-hour-old-2mb', 'three-days-old'], 'a call that changes nothing prunes nothing');
+
+		const write = await cli(['run', 'write_file', '--input', JSON.stringify({ path: 'a.txt', content: 'changed\n' }), '--yes', ...common]);
+		assert.equal(write.code, 0, write.stdout);
+		const left = fs.readdirSync(backups);
+		assert.equal(left.length, 1, `only the new set stays: ${left.join(', ')}`);
+		assert.equal(fs.readFileSync(path.join(backups, left[0]!, '0-a.txt'), 'utf8'), 'alpha\nbeta\n', 'the new set holds the original');
 	});
 
 	it('leaves files alone when reading', async () => {

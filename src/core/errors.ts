@@ -116,11 +116,11 @@ export function fromNodeError(error: unknown, displayPath: string): ToolError {
 		case 'EISDIR':
 			return new ToolError('is_directory', `${displayPath} is a directory, not a file. Use list_dir to see what it holds.`);
 		case 'ENOTDIR':
-			return new ToolError('not_directory', `A part of ${displayPath} is a file, not a directory.`);
+			return new ToolError('not_directory', `A part of ${displayPath} is a file, not a directory. Check each folder of the path with list_dir.`);
 		case 'EACCES':
 		case 'EPERM':
-			return new ToolError('io', `Permission denied for ${displayPath}.`);
+			return new ToolError('io', `Permission denied for ${displayPath}. Use another path, or ask the user to change its permissions.`);
 		default:
-			return new ToolError('io', `Could not access ${displayPath}: ${(error as Error)?.message ?? String(error)}`);
+			return new ToolError('io', `Could not access ${displayPath}: ${(error as Error)?.message ?? String(error)}. Try once more; if it fails again, tell the user.`);
 	}
 }

@@ -47,59 +47,6 @@ export function normalizeUnicode(text: string): string {
 	return text.replace(LOOKALIKE_PATTERN, char => UNICODE_LOOKALIKES[char]);
 }
 
-export interface LocateLinesOptions {
-	/**
-	 * 0-based line where the block is expected (a hunk's line number). When several places match,
-	 * the nearest one wins (`count` says how many there were) instead of an ambiguity.
-	 */
-	readonly hintLine?: number;
-	/** Only blocks starting at or after this 0-based line are considered (hunks go top to bottom). */
-	readonly from?: number;
-	/** The block must end at the last line (Codex `*** End of File`). */
-	readonly atEnd?: boolean;
-	/** Levels to try, in this order (default: all four, strictest first). */
-	readonly levels?: readonly MatchLevel[];
-}
-
-/** The block was placed: at `index` (0-based), found at `level`, among `count` candidates at that level. */
-export interface LinesFound {
-	readonly index: number;
-	readonly level: MatchLevel;
-	readonly count: number;
-}
-
-/** Several places match at the first level that matches anything, and no hint picks one. */
-export interface LinesAmbiguous {
-	/** 0-based start lines, ascending. */
-	readonly matches: number[];
-	readonly level: MatchLevel;
-}
-
-/**
- * Finds where a block of lines sits in a text's lines (both without line endings). Tries each
- * level in turn and stops at the first that finds anything. An empty needle is placed at
- * `atEnd ? haystack.length : hintLine ?? from ?? 0` (a hunk that only adds lines).
- */
-export function locateLines(
-	haystack: readonly string[],
-	needle: readonly string[],
-	options: LocateLinesOptions = {},
-): LinesFound | LinesAmbiguous | undefined {
-	const from = Math.max(0, options.from ?? 0);
-	if (needle.length === 0) {
-		const at = options.atEnd ? haystack.length : Math.min(haystack.length, Math.max(from, options.hintLine ?? from));
-		return { index: at, level: 'exact', count: 1 };
-	}
-	for (const level of options.levels ?? MATCH_LEVELS) {
-		const candidates = findLines(haystack, needle, level, from, options.atEnd ?? false);
-		if (candidates.length === 0) continue;
-		if (candidates.length === 1) return { index: candidates[0], level, count: 1 };
-		if (options.hintLine !== undefined) return { index: nearest(candidates, options.hintLine), level, count: candidates.length };
-		return { matches: candidates, level };
-	}
-	return undefined;
-}
-
 /** Every start line where the needle matches at one level (overlapping starts included). */
 export function findLines(haystack: readonly string[], needle: readonly string[], level: MatchLevel, from = 0, atEnd = false): number[] {
 	const key = LINE_KEYS[level];
@@ -114,12 +61,6 @@ export function findLines(haystack: readonly string[], needle: readonly string[]
 		if (j === wanted.length) found.push(i);
 	}
 	return found;
-}
-
-function nearest(candidates: readonly number[], hint: number): number {
-	let best = candidates[0];
-	for (const candidate of candidates) if (Math.abs(candidate - hint) < Math.abs(best - hint)) best = candidate;
-	return best;
 }
 
 /** A region of a text, by character offsets. */

@@ -53,7 +53,8 @@ export async function commitChanges(ctx: ToolContext, title: string, changes: Fi
 		await ctx.host.applyChanges(changes, ctx.signal);
 	} catch (error) {
 		if (error instanceof ToolError) throw error;
-		throw new ToolError('io', `The change could not be applied: ${(error as Error)?.message ?? String(error)}. Nothing was changed.`);
+		// Hosts report what they know as ToolErrors; for anything else, claim no revert that may not have happened.
+		throw new ToolError('io', `The change could not be applied: ${(error as Error)?.message ?? String(error)}. Some files may have changed: read them again before retrying, and tell the user if they differ from what you expect.`);
 	}
 	await recordVersions(ctx.state, changes);
 	ctx.note({ filesTouched: changes.map(change => change.movedTo?.displayPath ?? change.displayPath) });
@@ -107,10 +108,7 @@ async function checkNotStale(ctx: ToolContext, changes: readonly FileChange[]): 
 			continue;
 		}
 		if (!stat) throw new ToolError('stale_write', `${change.displayPath} was deleted or moved on disk since it was read. Nothing was written. Check with list_dir or find_files, then read it again.`);
-		const known = ctx.state.fileVersions.get(change.path);
-		if (known && (known.mtimeMs !== stat.mtimeMs || known.size !== stat.size)) {
-			throw staleError(change.displayPath, known, stat, 'since you last read it');
-		}
+		assertNotStale(ctx, change.path, change.displayPath, stat);
 		const fromEditor = ctx.host.dirtyText(change.path) !== undefined;
 		if (!fromEditor && stat.size !== change.before.byteLength) {
 			throw staleError(change.displayPath, { mtimeMs: stat.mtimeMs, size: change.before.byteLength }, stat, 'while the change was being prepared');
@@ -129,7 +127,7 @@ async function checkStillAsSeen(changes: readonly FileChange[], seen: Seen): Pro
 		const now = await statOrNull(change.path);
 		if (before === null && now === null) continue;
 		if (before === null) throw new ToolError('already_exists', `${change.displayPath} was created by someone else while waiting for confirmation. Nothing was written. Read it, then decide whether to overwrite it.`);
-		if (now === null || now.mtimeMs !== before.mtimeMs || now.size !== before.size) {
+		if (now === null || !sameVersion(now, before)) {
 			throw staleError(change.displayPath, before, now, 'while waiting for confirmation');
 		}
 	}
@@ -306,7 +304,7 @@ export async function readCurrent(ctx: ToolContext, absolute: string, displayPat
 		throw fromNodeError(error, displayPath);
 	}
 	if (stat.isDirectory()) throw new ToolError('is_directory', `${displayPath} is a directory, not a file. Use list_dir to see what it holds, and give the path of a file.`);
-	if (!stat.isFile()) throw new ToolError('io', `${displayPath} is not a regular file (a device, socket or pipe) and cannot be changed by this tool.`);
+	if (!stat.isFile()) throw new ToolError('io', `${displayPath} is not a regular file (a device, socket or pipe) and cannot be changed by this tool. Give the path of a regular file.`);
 	assertNotStale(ctx, absolute, displayPath, { mtimeMs: stat.mtimeMs, size: stat.size });
 	const dirty = ctx.host.dirtyText(absolute);
 	try {
@@ -324,5 +322,9 @@ export async function readCurrent(ctx: ToolContext, absolute: string, displayPat
 /** The stale-write rule on its own, for tools that want to fail before computing anything. */
 export function assertNotStale(ctx: ToolContext, absolute: string, displayPath: string, now: FileVersion): void {
 	const known = ctx.state.fileVersions.get(absolute);
-	if (known && (known.mtimeMs !== now.mtimeMs || known.size !== now.size)) throw staleError(displayPath, known, now, 'since you last read it');
+	if (known && !sameVersion(known, now)) throw staleError(displayPath, known, now, 'since you last read it');
+}
+
+function sameVersion(a: FileVersion, b: FileVersion): boolean {
+	return a.mtimeMs === b.mtimeMs && a.size === b.size;
 }

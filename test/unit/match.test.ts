@@ -1,49 +1,27 @@
 import * as assert from 'node:assert/strict';
-import { findLines, locateLines, locateText, nearestLines, normalizeUnicode } from '../../src/core/match';
+import { findLines, locateText, nearestLines, normalizeUnicode } from '../../src/core/match';
 import { decodeText, detectFormat, encodeText, fitToFormat, lineTable, linesAt, withEol } from '../../src/core/text';
 
-describe('match: locateLines (blocks of lines, as apply_patch places hunks)', () => {
+describe('match: findLines (blocks of lines, each tolerance level)', () => {
 	const file = ['function a() {', '\treturn 1;', '}', '', 'function b() {', '\treturn 1;', '}'];
 
-	it('finds a unique block exactly', () => {
-		assert.deepEqual(locateLines(file, ['function b() {', '\treturn 1;']), { index: 4, level: 'exact', count: 1 });
-	});
-
-	it('reports every start line when a block is ambiguous', () => {
-		assert.deepEqual(locateLines(file, ['\treturn 1;', '}']), { matches: [1, 5], level: 'exact' });
-	});
-
-	it('lets a hint line pick the nearest of several', () => {
-		assert.deepEqual(locateLines(file, ['\treturn 1;', '}'], { hintLine: 6 }), { index: 5, level: 'exact', count: 2 });
-		assert.deepEqual(locateLines(file, ['\treturn 1;', '}'], { hintLine: 0 }), { index: 1, level: 'exact', count: 2 });
-	});
-
-	it('starts at `from` and can require the block at the end', () => {
-		assert.deepEqual(locateLines(file, ['\treturn 1;'], { from: 2 }), { index: 5, level: 'exact', count: 1 });
-		assert.deepEqual(locateLines(file, ['}'], { atEnd: true }), { index: 6, level: 'exact', count: 1 });
-		assert.equal(locateLines(file, ['function a() {'], { atEnd: true }), undefined);
-	});
-
-	it('climbs the tolerance ladder: trailing whitespace, then indentation, then Unicode look-alikes', () => {
-		assert.deepEqual(locateLines(['x = 1;   ', 'y'], ['x = 1;', 'y']), { index: 0, level: 'trailing', count: 1 });
-		assert.deepEqual(locateLines(['    x = 1;', 'y'], ['x = 1;', 'y']), { index: 0, level: 'trim', count: 1 });
-		assert.deepEqual(locateLines(['say(“hi” — now)'], ['say("hi" - now)']), { index: 0, level: 'unicode', count: 1 });
-		assert.equal(locateLines(['alpha'], ['beta']), undefined);
-	});
-
-	it('stops at the strictest level that matches anything', () => {
-		// An exact match wins even though a trimmed one exists elsewhere.
-		assert.deepEqual(locateLines(['  x', 'x'], ['x']), { index: 1, level: 'exact', count: 1 });
-	});
-
-	it('places an empty block (a pure insertion) at the hint, or at the end', () => {
-		assert.deepEqual(locateLines(file, [], { hintLine: 3 }), { index: 3, level: 'exact', count: 1 });
-		assert.deepEqual(locateLines(file, [], { atEnd: true }), { index: 7, level: 'exact', count: 1 });
-	});
-
-	it('can be limited to some levels', () => {
-		assert.equal(locateLines(['    x'], ['x'], { levels: ['exact', 'trailing'] }), undefined);
+	it('finds every start of a block, from a line on, or only at the end', () => {
+		assert.deepEqual(findLines(file, ['function b() {', '\treturn 1;'], 'exact'), [4]);
+		assert.deepEqual(findLines(file, ['\treturn 1;', '}'], 'exact'), [1, 5]);
+		assert.deepEqual(findLines(file, ['\treturn 1;'], 'exact', 2), [5]);
+		assert.deepEqual(findLines(file, ['}'], 'exact', 0, true), [6]);
+		assert.deepEqual(findLines(file, ['function a() {'], 'exact', 0, true), []);
 		assert.deepEqual(findLines(['a', 'b', 'a', 'b'], ['a', 'b'], 'exact'), [0, 2]);
+	});
+
+	it('tolerates trailing whitespace, then indentation, then Unicode look-alikes, each at its level only', () => {
+		assert.deepEqual(findLines(['x = 1;   ', 'y'], ['x = 1;', 'y'], 'exact'), []);
+		assert.deepEqual(findLines(['x = 1;   ', 'y'], ['x = 1;', 'y'], 'trailing'), [0]);
+		assert.deepEqual(findLines(['    x = 1;', 'y'], ['x = 1;', 'y'], 'trailing'), []);
+		assert.deepEqual(findLines(['    x = 1;', 'y'], ['x = 1;', 'y'], 'trim'), [0]);
+		assert.deepEqual(findLines(['say(“hi” — now)'], ['say("hi" - now)'], 'trim'), []);
+		assert.deepEqual(findLines(['say(“hi” — now)'], ['say("hi" - now)'], 'unicode'), [0]);
+		assert.deepEqual(findLines(['alpha'], ['beta'], 'unicode'), []);
 	});
 
 	it('names the nearest block for not-found messages', () => {

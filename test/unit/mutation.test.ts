@@ -66,11 +66,11 @@ describe('commitChanges through the tools', () => {
 		assert.equal(fs.existsSync(tree.file('.git/hooks/pre-commit')), false);
 	});
 
-	it('reports a failing host write as nothing changed', async () => {
+	it('reports an unexplained host failure without claiming nothing changed', async () => {
 		const h = makeHarness(tree.root, { applyChanges: async () => { throw new Error('disk full'); } });
 		const error = await h.error('write_file', { path: 'a.txt', content: 'b\n' });
 		assert.equal(error.code, 'io');
-		assert.equal(error.message, 'The change could not be applied: disk full. Nothing was changed.');
+		assert.match(error.message, /^The change could not be applied: disk full\. Some files may have changed: read them again before retrying/);
 	});
 
 	it('a file created while the person decided is not overwritten by a create', async () => {

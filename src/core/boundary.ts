@@ -2,6 +2,7 @@ import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import picomatch from 'picomatch';
 import { BoundaryError, BoundaryRule, fromNodeError, ToolError } from './errors';
+import { contains, relativeTo, toPosix } from './paths';
 
 /**
  * Every path a tool touches goes through here (TOOLS.md principle 1). Paths are checked twice:
@@ -231,32 +232,12 @@ function absoluteExtras(paths: readonly string[]): string[] {
 	return paths.filter(extra => extra !== '' && path.isAbsolute(extra)).map(extra => path.resolve(extra));
 }
 
-/**
- * The path relative to a folder when the folder holds it ('' for the folder itself), else undefined.
- * By path segments (path.relative), never by string prefix, so /ws-evil is not inside /ws.
- */
-function relativeTo(parent: string, child: string): string | undefined {
-	const relative = path.relative(parent, child);
-	if (relative === '') return '';
-	if (path.isAbsolute(relative)) return undefined; // another drive on Windows
-	const first = relative.split(path.sep, 1)[0];
-	return first === '..' ? undefined : relative;
-}
-
-function contains(parent: string, child: string): boolean {
-	return relativeTo(parent, child) !== undefined;
-}
-
 function containsEither(place: Place, absolute: string): boolean {
 	return contains(place.path, absolute) || contains(place.real, absolute);
 }
 
 function relativeInside(place: Place, absolute: string): string | undefined {
 	return relativeTo(place.path, absolute) ?? relativeTo(place.real, absolute);
-}
-
-function toPosix(relative: string): string {
-	return relative.split(path.sep).join('/');
 }
 
 function protectedMatcher(glob: string): (relative: string) => boolean {

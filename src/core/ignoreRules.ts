@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import ignore, { Ignore } from 'ignore';
 import picomatch from 'picomatch';
+import { contains, relativeTo, toPosix } from './paths';
 import { ALWAYS_SKIPPED } from './ripgrep';
 
 /**
@@ -34,7 +35,7 @@ export class IgnoreRules {
 		const chain: string[] = [];
 		for (let folder = start; ; folder = path.dirname(folder)) {
 			chain.unshift(folder);
-			if (folder === top || path.dirname(folder) === folder || !isInside(top, folder)) break;
+			if (folder === top || path.dirname(folder) === folder || !contains(top, folder)) break;
 		}
 		for (const folder of chain) await rules.enter(folder);
 		// A folder asked for by name is listed even when ignored (as rg searches a path it is given):
@@ -64,8 +65,8 @@ export class IgnoreRules {
 	isIgnored(absolute: string, isDirectory: boolean): boolean {
 		const name = path.basename(absolute);
 		if (ALWAYS_SKIPPED.includes(name)) return true;
-		const relativeToWorkspace = toPosix(path.relative(this.workspaceRoot, absolute));
-		if (relativeToWorkspace && !relativeToWorkspace.startsWith('..') && this.excludes.some(matches => matches(relativeToWorkspace))) return true;
+		const inWorkspace = relativeTo(this.workspaceRoot, absolute);
+		if (inWorkspace && this.excludes.some(matches => matches(toPosix(inWorkspace)))) return true;
 		return this.isIgnoredByRules(absolute, isDirectory);
 	}
 
@@ -93,13 +94,4 @@ async function repositoryRoot(start: string): Promise<string | undefined> {
 		folder = parent;
 	}
 	return undefined;
-}
-
-function isInside(parent: string, child: string): boolean {
-	const relative = path.relative(parent, child);
-	return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative));
-}
-
-function toPosix(relative: string): string {
-	return relative.split(path.sep).join('/');
 }

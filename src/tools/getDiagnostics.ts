@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox';
 import type { Diagnostic, ToolContext } from '../core/context';
 import { fromNodeError } from '../core/errors';
 import { formatDiagnostic } from '../core/mutation';
+import { contains } from '../core/paths';
 import { textResult, ToolResult } from '../core/result';
 import { formatCount } from '../core/truncate';
 import { defineTool } from './tool';
@@ -67,13 +68,9 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 
 function inScope(d: Diagnostic, targets: { absolute: string; folder: boolean }[], ctx: ToolContext): boolean {
 	if (targets.length === 0) return !path.isAbsolute(ctx.boundary.display(d.path));
-	return targets.some(target => (target.folder ? isInside(target.absolute, d.path) : target.absolute === d.path));
+	return targets.some(target => (target.folder ? contains(target.absolute, d.path) : target.absolute === d.path));
 }
 
-function isInside(folder: string, file: string): boolean {
-	const relative = path.relative(folder, file);
-	return relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative);
-}
 
 function rank(d: Diagnostic): number {
 	return d.severity === 'error' ? 0 : 1;

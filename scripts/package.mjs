@@ -6,9 +6,13 @@
 // optional dependency for the machine it runs on. So a .vsix is platform-specific: it carries the
 // two packages plus their platform packages for its target, and nothing else from node_modules.
 //
-// - No --target: the machine's own platform, from the repository's node_modules -> toolbelt.vsix.
+// Every .vsix is made in a staging folder: the manifest files, the production bundle (minified, no
+// source maps) built there, and the runtime packages. The repository's dist/ stays the development
+// build that the integration and end-to-end tests run.
+// - No --target: the machine's own platform; its runtime packages are copied from the repository's
+//   node_modules -> toolbelt.vsix.
 // - --target darwin-arm64 (or win32-x64, linux-arm64, …): the platform packages of that target are
-//   installed into a staging copy (`npm ci --os --cpu`), never into the repository
+//   installed into the staging folder (`npm ci --os --cpu`), never into the repository
 //   -> toolbelt-darwin-arm64.vsix.
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -35,6 +39,10 @@ function run(command, args, cwd = root) {
 	execFileSync(command, args, { cwd, stdio: 'inherit', shell: process.platform === 'win32' });
 }
 
+function output(command, args, cwd = root) {
+	return execFileSync(command, args, { cwd, encoding: 'utf8', shell: process.platform === 'win32' });
+}
+
 /** .vscodeignore with the "any platform package" globs narrowed to this target's. */
 function ignoreFileFor() {
 	const lines = fs.readFileSync(path.join(root, '.vscodeignore'), 'utf8').split('\n')
@@ -45,19 +53,47 @@ function ignoreFileFor() {
 	return file;
 }
 
-/** Copies what `vsce package` reads into a staging folder and installs the target's packages there. */
-function stage() {
-	const dir = fs.mkdtempSync(path.join(os.tmpdir(), `toolbelt-package-${target}-`));
-	for (const entry of ['package.json', 'package-lock.json', 'README.md', 'LICENSE', 'CHANGELOG.md', '.vscodeignore', 'dist', 'media']) {
+/** Fills the staging folder with what `vsce package` reads: manifest files, runtime packages, production bundle. */
+function stage(dir) {
+	for (const entry of ['package.json', 'package-lock.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'media']) {
 		const source = path.join(root, entry);
 		if (fs.existsSync(source)) fs.cpSync(source, path.join(dir, entry), { recursive: true });
 	}
-	const [platform, cpu] = target.split('-');
-	run('npm', ['ci', '--omit=dev', `--os=${platform}`, `--cpu=${cpu}`, '--ignore-scripts', '--no-audit', '--no-fund'], dir);
-	return dir;
+	if (target === host) {
+		copyRuntimePackages(dir);
+	} else {
+		const [platform, cpu] = target.split('-');
+		run('npm', ['ci', '--omit=dev', `--os=${platform}`, `--cpu=${cpu}`, '--ignore-scripts', '--no-audit', '--no-fund'], dir);
+	}
+	buildProduction(dir);
 }
 
-/** The .vsix must hold each binary package and exactly its platform package for the target. */
+/**
+ * The repository's production dependency tree (as `npm ls` sees it, this platform's optional
+ * packages included) copied into the staging folder: vsce's own `npm list` needs it whole, and
+ * nothing is downloaded.
+ */
+function copyRuntimePackages(dir) {
+	const packages = output('npm', ['ls', '--omit=dev', '--all', '--parseable']).split('\n')
+		.map(line => line.trim())
+		.filter(line => line && path.resolve(line) !== root);
+	for (const folder of packages) {
+		const relative = path.relative(root, folder);
+		fs.cpSync(folder, path.join(dir, relative), { recursive: true });
+	}
+}
+
+/**
+ * The production bundle, built by esbuild.mjs in the staging folder (its paths are relative to the
+ * working folder) from a copy of the sources, so the repository's dist/ is not touched.
+ */
+function buildProduction(dir) {
+	for (const entry of ['src', 'tsconfig.json']) fs.cpSync(path.join(root, entry), path.join(dir, entry), { recursive: true });
+	run(process.execPath, [path.join(root, 'esbuild.mjs'), '--production'], dir);
+	for (const entry of ['src', 'tsconfig.json']) fs.rmSync(path.join(dir, entry), { recursive: true, force: true });
+}
+
+/** The .vsix must hold each binary package and exactly its platform package for the target, and of dist/ the extension bundle alone. */
 function check(vsix) {
 	const listing = execFileSync('unzip', ['-Z1', vsix], { encoding: 'utf8' }).split('\n');
 	const packages = new Set(listing
@@ -69,18 +105,22 @@ function check(vsix) {
 	if (missing.length || extra.length) {
 		throw new Error(`${path.basename(vsix)} has the wrong runtime packages: missing ${missing.join(', ') || 'none'}; unexpected ${extra.join(', ') || 'none'}.`);
 	}
+	const dist = listing.filter(file => file.startsWith('extension/dist/')).sort();
+	if (dist.join() !== 'extension/dist/extension.js') {
+		throw new Error(`${path.basename(vsix)} must ship dist/extension.js alone (no CLI, no source maps), not: ${dist.join(', ') || 'nothing'}.`);
+	}
 	const size = fs.statSync(vsix).size;
 	console.log(`${path.relative(root, vsix)}: ${(size / 1024 / 1024).toFixed(1)} MB, ${listing.filter(Boolean).length} files; node_modules: ${wanted.join(', ')}`);
 }
 
-run(process.execPath, ['esbuild.mjs', '--production']);
-const dir = target === host ? root : stage();
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), `toolbelt-package-${target}-`));
 const ignoreFile = ignoreFileFor();
 try {
+	stage(dir);
 	const vsce = path.join(root, 'node_modules', '@vscode', 'vsce', 'vsce');
 	run(process.execPath, [vsce, 'package', '--target', target, '--ignoreFile', ignoreFile, '--out', out], dir);
 	check(out);
 } finally {
 	fs.rmSync(path.dirname(ignoreFile), { recursive: true, force: true });
-	if (dir !== root) fs.rmSync(dir, { recursive: true, force: true });
+	fs.rmSync(dir, { recursive: true, force: true });
 }

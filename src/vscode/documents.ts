@@ -14,6 +14,15 @@ export const INPUT_SCHEME = 'toolbelt-input';
 export const SCHEMA_SCHEME = 'toolbelt-schema';
 export const RESULT_SCHEME = 'toolbelt-result';
 
+/** A tool's result document is `toolbelt-result:/<n>/<tool> result.txt`. */
+const RESULT_SUFFIX = ' result.txt';
+
+/** The tool whose result a document shows; undefined for any other document (images, Activity details). */
+export function toolOfResult(uri: vscode.Uri): string | undefined {
+	if (uri.scheme !== RESULT_SCHEME || !uri.path.endsWith(RESULT_SUFFIX)) return undefined;
+	return /^\/\d+\/([a-z_]+)$/.exec(uri.path.slice(0, -RESULT_SUFFIX.length))?.[1];
+}
+
 /** Results are kept for the editors showing them; old ones go first. */
 const MAX_RESULTS = 50;
 
@@ -148,7 +157,7 @@ export class ToolDocuments implements vscode.Disposable {
 	async showResult(tool: ToolDefinition<any>, header: string, result: ToolResult, options: vscode.TextDocumentShowOptions = {}): Promise<vscode.Uri> {
 		const id = this.nextResult++;
 		const images = result.content.filter(part => part.kind === 'image');
-		const uri = vscode.Uri.from({ scheme: RESULT_SCHEME, path: `/${id}/${tool.name} result.txt` });
+		const uri = vscode.Uri.from({ scheme: RESULT_SCHEME, path: `/${id}/${tool.name}${RESULT_SUFFIX}` });
 		this.results.set(uri, new TextEncoder().encode(`${header}\n\n${resultText(result)}\n`));
 		await vscode.window.showTextDocument(uri, { preview: true, ...options });
 		for (const [index, image] of images.entries()) {

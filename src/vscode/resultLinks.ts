@@ -1,41 +1,96 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { RESULT_SCHEME } from './documents';
+import type { ToolDefinition } from '../tools/tool';
+import { RESULT_SCHEME, toolOfResult } from './documents';
 
 /** Lines checked for paths per result document: results are capped anyway. */
 const MAX_LINES = 2000;
-/** `src/a.ts:12: text` (grep), `src/a.ts:12-` (context), or a bare `src/a.ts` (find_files). */
-const LINE_PATTERN = /^\s*(?<file>[^\s:*[\]…][^:\n]*?)(?::(?<line>\d+)(?::(?<column>\d+))?[:-]|\s*$|\s+\()/;
+/** `src/a.ts:12: text` (grep match), `src/a.ts-12- text` (grep context), `src/a.ts:3:5 error …` (problems). */
+const LOCATION = /^(?<file>[^\s:*[\]…(+\-@][^:\t\n]*?)(?::(?<line>\d+)(?::\d+)?:?|-(?<context>\d+)-)(?=\s|$)/;
+/** A path alone on its line (find_files). */
+const BARE_PATH = /^(?<file>[^\s:*[\]…(][^:\t\n]*?)\s*$/;
+/**
+ * What a change reports: `Wrote a.md (created): …`, `Edited a.ts: …`, `Saved outputs/r.md: …`,
+ * apply_patch's `M a.ts (+1 −1)` and `R old.ts → new.ts (+0 −0)`.
+ */
+const CHANGED = /^(?:[AMDR]|Wrote|Edited|Saved) (?<file>[^:\t\n]+?)(?::\s|\s+\(|\.?$)/;
+const RENAMED = ' → ';
+
+type LineRule = (text: string) => { file: string; line?: number } | undefined;
+
+const location: LineRule = text => {
+	const groups = LOCATION.exec(text)?.groups;
+	const line = groups?.line ?? groups?.context;
+	return groups ? { file: groups.file, line: line ? Number(line) : undefined } : undefined;
+};
+const barePath: LineRule = text => {
+	const file = BARE_PATH.exec(text)?.groups?.file;
+	return file ? { file } : undefined;
+};
+const changed: LineRule = text => {
+	const file = CHANGED.exec(text)?.groups?.file;
+	return file ? { file: file.includes(RENAMED) ? file.slice(file.lastIndexOf(RENAMED) + RENAMED.length) : file } : undefined;
+};
+
+/**
+ * The rules for a tool's result, or none: only results that are lists of paths (grep, find_files)
+ * or report changed files (the `edit` group, whose results end with the problems the change
+ * caused) are scanned, so a read_file or command result costs no file system lookups.
+ */
+function rulesFor(tool: ToolDefinition<any> | undefined): LineRule[] {
+	if (tool?.name === 'grep') return [location];
+	if (tool?.name === 'find_files') return [barePath];
+	if (tool?.group === 'edit') return [changed, location];
+	return [];
+}
 
 /**
  * Makes the workspace paths in result documents clickable (grep and find_files results, the
  * paths a write reports), opening the file at the line. Only paths that exist become links.
  */
-export function registerResultLinks(): vscode.Disposable {
+export function registerResultLinks(tools: readonly ToolDefinition<any>[]): vscode.Disposable {
 	return vscode.languages.registerDocumentLinkProvider({ scheme: RESULT_SCHEME }, {
 		provideDocumentLinks: async (document, token) => {
+			const name = toolOfResult(document.uri);
+			const rules = rulesFor(tools.find(tool => tool.name === name));
+			if (!rules.length) return [];
 			const candidates: { range: vscode.Range; uri: vscode.Uri; line?: number }[] = [];
 			for (let index = 0; index < Math.min(document.lineCount, MAX_LINES); index++) {
 				const text = document.lineAt(index).text;
-				const match = LINE_PATTERN.exec(text);
-				const file = match?.groups?.file?.trim();
+				const found = firstMatch(rules, text);
+				const file = found?.file.trim();
 				if (!file || file.length > 500) continue;
 				const uri = resolveWorkspacePath(file);
 				if (!uri) continue;
 				const start = text.indexOf(file);
-				candidates.push({ range: new vscode.Range(index, start, index, start + file.length), uri, line: match?.groups?.line ? Number(match.groups.line) : undefined });
+				candidates.push({ range: new vscode.Range(index, start, index, start + file.length), uri, line: found?.line });
 			}
+			// grep lists many lines of one file: one lookup per file.
+			const isFile = new Map<string, Promise<boolean>>();
+			const checkFile = (uri: vscode.Uri) => {
+				const key = uri.toString();
+				if (!isFile.has(key)) {
+					isFile.set(key, Promise.resolve(vscode.workspace.fs.stat(uri)).then(stat => stat.type !== vscode.FileType.Directory, () => false));
+				}
+				return isFile.get(key)!;
+			};
 			const links: vscode.DocumentLink[] = [];
 			await Promise.all(candidates.map(async candidate => {
-				if (token.isCancellationRequested) return;
-				const stat = await Promise.resolve(vscode.workspace.fs.stat(candidate.uri)).catch(() => undefined);
-				if (!stat || stat.type === vscode.FileType.Directory) return;
+				if (token.isCancellationRequested || !await checkFile(candidate.uri)) return;
 				const target = candidate.line ? candidate.uri.with({ fragment: `L${candidate.line}` }) : candidate.uri;
 				links.push(new vscode.DocumentLink(candidate.range, target));
 			}));
 			return links;
 		},
 	});
+}
+
+function firstMatch(rules: readonly LineRule[], text: string): ReturnType<LineRule> {
+	for (const rule of rules) {
+		const found = rule(text);
+		if (found) return found;
+	}
+	return undefined;
 }
 
 /** A path as tools display them: relative to the (only) folder, or `folderName/rest` with several. */

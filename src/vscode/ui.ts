@@ -30,7 +30,7 @@ export function registerWorkbenchUi(
 	const backups = new BackupsUi(env, log);
 	activity.openDiff = record => backups.openDiffFor(record);
 	subscriptions.push(
-		documents, inputProblems, activity, plan, backups, registerResultLinks(),
+		documents, inputProblems, activity, plan, backups, registerResultLinks(tools),
 		...registerCommands({ registry, tools, documents, inputProblems, activity, plan, backups, state: env.state }),
 		// A typed correction clears the old underlines; the next Run checks again.
 		vscode.workspace.onDidChangeTextDocument(event => {

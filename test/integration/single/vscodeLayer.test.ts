@@ -8,7 +8,7 @@ import { createVscodeEnvironment } from '../../../src/vscode/environment';
 import { createVscodeHost, modalContent } from '../../../src/vscode/host';
 import { prepare } from '../../../src/vscode/lmTools';
 import { applyWithWorkspaceEdit, showDiffs } from '../../../src/vscode/mutation';
-import { workspace } from '../helpers';
+import { waitFor, workspace } from '../helpers';
 
 /** A registry of our own over the VS Code host, for prepareInvocation. */
 function ownRegistry(subscriptions: vscode.Disposable[]): ToolRegistry {
@@ -62,4 +62,50 @@ describe('the VS Code layer', () => {
 		assert.deepEqual(modalContent({ kind: 'call', title: 'Run read_file: Reading README.md', detail: '{}' }, true).choices, ['Run']);
 		assert.deepEqual(modalContent({ kind: 'command', title: 'Run a command', command: 'ls', cwd: '.' }, true).choices, ['Run']);
 	});
+
+	describe('links in result documents', () => {
+		const config = () => vscode.workspace.getConfiguration('toolbelt');
+		const DIR = 'links-it';
+
+		before(async () => {
+			// Modal dialogs refuse to open in extension tests: let the writes run without asking.
+			await config().update('approval', 'never', vscode.ConfigurationTarget.Workspace);
+		});
+
+		after(async () => {
+			await config().update('approval', undefined, vscode.ConfigurationTarget.Workspace);
+			await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+			fs.rmSync(path.join(workspace(), DIR), { recursive: true, force: true });
+		});
+
+		it('link the file a write reports, the files a patch changed, and grep and find_files paths', async () => {
+			const file = vscode.Uri.file(path.join(workspace(), DIR, 'new.md'));
+			const wrote = await linksOfResult('write_file', { path: `${DIR}/new.md`, content: '# New\nfirst line\n' });
+			assert.match(wrote.text, /^Wrote links-it\/new\.md \(created\): /m);
+			assert.deepEqual(wrote.links, [{ text: `${DIR}/new.md`, target: file.toString() }]);
+
+			const patched = await linksOfResult('apply_patch', { patch: `*** Begin Patch\n*** Update File: ${DIR}/new.md\n@@\n-first line\n+patched line\n*** End Patch\n` });
+			assert.match(patched.text, /^M links-it\/new\.md \(\+1 −1\)$/m);
+			assert.deepEqual(patched.links, [{ text: `${DIR}/new.md`, target: file.toString() }]);
+
+			const grep = await linksOfResult('grep', { pattern: 'patched', path: DIR });
+			assert.deepEqual(grep.links, [{ text: `${DIR}/new.md`, target: file.with({ fragment: 'L2' }).toString() }]);
+
+			const found = await linksOfResult('find_files', { pattern: '*.md', path: DIR });
+			assert.deepEqual(found.links, [{ text: `${DIR}/new.md`, target: file.toString() }]);
+		});
+	});
 });
+
+/** Runs a tool from its JSON input document and returns the links VS Code finds in its result document. */
+async function linksOfResult(tool: string, input: object): Promise<{ text: string; links: { text: string; target: string | undefined }[] }> {
+	const inputUri = vscode.Uri.parse(`toolbelt-input:/${tool}.json`);
+	await vscode.workspace.fs.writeFile(inputUri, Buffer.from(JSON.stringify(input)));
+	const result = await vscode.commands.executeCommand<{ error?: { message: string } }>('toolbelt.runInputDocument', inputUri);
+	assert.equal(result?.error, undefined, result?.error?.message);
+	const editor = await waitFor(`the ${tool} result`, () => vscode.window.visibleTextEditors.find(candidate => candidate.document.uri.scheme === 'toolbelt-result' && candidate.document.uri.path.endsWith(`/${tool} result.txt`)));
+	const document = editor.document;
+	const links = await vscode.commands.executeCommand<vscode.DocumentLink[]>('vscode.executeLinkProvider', document.uri);
+	await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+	return { text: document.getText(), links: links.map(link => ({ text: document.getText(link.range), target: link.target?.toString() })) };
+}

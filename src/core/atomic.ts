@@ -244,16 +244,16 @@ async function forEachLimited<T>(items: readonly T[], limit: number, work: (item
 async function prepare(change: FileChange, remember: boolean, signal?: AbortSignal): Promise<Prepared> {
 	const source = change.path;
 	const target = change.movedTo?.path ?? change.path;
-	let original: Uint8Array | null = null;
-	let originalMode: number | undefined;
-	if (remember && change.before !== null) {
-		original = await fs.promises.readFile(source).catch(() => null);
-		originalMode = (await fs.promises.stat(source).catch(() => undefined))?.mode;
-	}
+	// The source's mode serves both the rollback and a moved file (which keeps its permissions).
+	const sourceMode = change.before !== null && (remember || change.movedTo)
+		? (await fs.promises.stat(source).catch(() => undefined))?.mode
+		: undefined;
+	const original = remember && change.before !== null ? await fs.promises.readFile(source).catch(() => null) : null;
+	const originalMode = remember ? sourceMode : undefined;
 	if (change.after === null) return { change, original, originalMode, createdDirs: [] };
 	const createdDirs = change.before === null || change.movedTo ? await makeParents(target) : [];
 	try {
-		const mode = change.movedTo ? (await fs.promises.stat(source).catch(() => undefined))?.mode : undefined;
+		const mode = change.movedTo ? sourceMode : undefined;
 		const staged = await stageWrite(target, change.after, { signal, ...(mode !== undefined ? { mode: mode & 0o7777 } : {}) });
 		return { change, staged, original, originalMode, createdDirs };
 	} catch (error) {

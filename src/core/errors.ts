@@ -58,7 +58,8 @@ export class ValidationError extends ToolError {
 	}
 }
 
-function fieldName(pointer: string): string {
+/** A JSON pointer as a model reads a field: '/edits/0/oldText' → 'edits[0].oldText'. */
+export function fieldName(pointer: string): string {
 	// '/edits/0/oldText' -> 'edits[0].oldText'
 	return pointer
 		.split('/')

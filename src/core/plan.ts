@@ -1,10 +1,10 @@
 import * as fs from 'node:fs/promises';
 import { Static, Type } from '@sinclair/typebox';
-import { Value } from '@sinclair/typebox/value';
 import type { Boundary } from './boundary';
 import type { FileChange, FileVersion } from './context';
-import { fromNodeError } from './errors';
+import { fieldName, fromNodeError } from './errors';
 import { compactStamp } from './files';
+import { validateInput } from './validate';
 
 /**
  * The plan document (`toolbelt.planFile`, default `.toolbelt/plan.json`): an ordered list of tasks
@@ -55,22 +55,10 @@ export function parsePlan(text: string): ParsedPlan {
 	if (data === null || typeof data !== 'object' || Array.isArray(data)) {
 		return { problem: 'it must hold a JSON object with a "tasks" array' };
 	}
-	const problems: string[] = [];
-	const seen = new Set<string>();
-	for (const error of Value.Errors(planFileSchema, data)) {
-		if (seen.has(error.path)) continue;
-		seen.add(error.path);
-		problems.push(`${fieldName(error.path)}: ${error.message.toLowerCase()}`);
-		if (problems.length === 5) break;
-	}
+	const problems = validateInput(planFileSchema, data).slice(0, 5).map(issue => `${fieldName(issue.path) || 'the file'}: ${issue.message}`);
 	if (problems.length) return { problem: `it does not match the plan format (${problems.join('; ')})` };
 	const file = data as Static<typeof planFileSchema>;
 	return { plan: { tasks: file.tasks.map(normalTask), updatedAt: file.updatedAt } };
-}
-
-function fieldName(pointer: string): string {
-	const name = pointer.split('/').filter(Boolean).map((part, i) => (/^\d+$/.test(part) ? `[${part}]` : i ? `.${part}` : part)).join('');
-	return name || 'the file';
 }
 
 function normalTask(task: PlanTask): PlanTask {

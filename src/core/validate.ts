@@ -28,7 +28,7 @@ function toIssue(error: ValueError): FieldIssue {
 		case ValueErrorType.ObjectRequiredProperty:
 			return { path: error.path, message: `is required (${expected(schema)})` };
 		case ValueErrorType.ObjectAdditionalProperties:
-			return { path: error.path, message: 'is not a known field; remove it (check the spelling against the tool schema)' };
+			return { path: error.path, message: 'is not a known field; remove it (check the spelling against the schema)' };
 		case ValueErrorType.Union:
 			return { path: error.path, message: `expected ${expected(schema)}, got ${describeValue(error.value)}` };
 		case ValueErrorType.StringMinLength:

@@ -20,6 +20,12 @@ function boundaryFor(root: string) {
 }
 
 describe('plan document', () => {
+	it('says which task field is wrong and what it accepts', () => {
+		const parsed = parsePlan(JSON.stringify({ tasks: [{ title: 'a', status: 'done' }] }));
+		assert.ok('problem' in parsed);
+		assert.match(parsed.problem, /tasks\[0\]\.status: expected one of "pending", "in_progress", "completed", got the string "done"/);
+	});
+
 	describe('parsePlan', () => {
 		it('reads a valid plan and keeps task order and details', () => {
 			const parsed = parsePlan(JSON.stringify(PLAN));

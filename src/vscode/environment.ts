@@ -2,25 +2,38 @@ import * as vscode from 'vscode';
 import { Boundary, WorkspaceRoot } from '../core/boundary';
 import { createSharedState, Host } from '../core/context';
 import { commandLogDir } from '../core/process';
+import type { Settings } from '../core/settings';
 import type { ToolEnvironment } from '../tools/registry';
 import { readSettings, SECTION } from './settings';
 
+/** Settings sections the core's Settings are read from (see settings.ts). */
+const SETTINGS_SECTIONS = [SECTION, 'files.exclude', 'search.exclude'];
+
 /**
- * The registry's view of the window: folders, settings and the boundary built from them. The
- * boundary is rebuilt lazily after a folder or setting changes, never on the hot path.
+ * The registry's view of the window: folders, settings and the boundary built from them. Both
+ * are kept until a folder or one of their settings changes (a chat call asks for the settings
+ * several times: registry check, preview, invoke), and rebuilt lazily, never on the hot path.
  */
 export function createVscodeEnvironment(host: Host, subscriptions: vscode.Disposable[]): ToolEnvironment {
+	let settings: Settings | undefined;
 	let boundary: Promise<Boundary> | undefined;
-	const reset = () => { boundary = undefined; };
+	const currentSettings = () => (settings ??= readSettings());
 	subscriptions.push(
-		vscode.workspace.onDidChangeWorkspaceFolders(reset),
-		vscode.workspace.onDidChangeConfiguration(event => { if (event.affectsConfiguration(SECTION)) reset(); }),
+		vscode.workspace.onDidChangeWorkspaceFolders(() => {
+			settings = undefined;
+			boundary = undefined;
+		}),
+		vscode.workspace.onDidChangeConfiguration(event => {
+			if (SETTINGS_SECTIONS.some(section => event.affectsConfiguration(section))) settings = undefined;
+			// The boundary depends on toolbelt.* only (file access, protected and extra read paths).
+			if (event.affectsConfiguration(SECTION)) boundary = undefined;
+		}),
 	);
 	return {
 		host,
 		state: createSharedState(),
-		settings: () => readSettings(),
-		boundary: () => (boundary ??= buildBoundary(host)),
+		settings: currentSettings,
+		boundary: () => (boundary ??= buildBoundary(host, currentSettings())),
 	};
 }
 
@@ -30,8 +43,7 @@ function workspaceRoots(): WorkspaceRoot[] {
 		.map(folder => ({ name: folder.name, path: folder.uri.fsPath }));
 }
 
-function buildBoundary(host: Host): Promise<Boundary> {
-	const settings = readSettings();
+function buildBoundary(host: Host, settings: Settings): Promise<Boundary> {
 	return Boundary.create({
 		roots: workspaceRoots(),
 		fileAccess: settings.fileAccess,

@@ -62,18 +62,22 @@ async function confirmWithModal(request: ApprovalRequest, showDiffs?: (changes: 
 	}
 }
 
+/** Asked per path (polled after every change): the whole workspace's problems only when no path is given. */
 async function collectDiagnostics(absolutePaths: readonly string[]) {
-	const wanted = new Set(absolutePaths);
 	const severities = ['error', 'warning', 'info', 'hint'] as const;
-	return vscode.languages.getDiagnostics()
-		.filter(([uri]) => uri.scheme === 'file' && (wanted.size === 0 || wanted.has(uri.fsPath)))
-		.flatMap(([uri, diagnostics]) => diagnostics.map(d => ({
-			path: uri.fsPath,
-			line: d.range.start.line + 1,
-			column: d.range.start.character + 1,
-			severity: severities[d.severity],
-			message: d.message,
-			source: d.source,
-			code: typeof d.code === 'object' ? String(d.code.value) : d.code === undefined ? undefined : String(d.code),
-		})));
+	const perFile: [vscode.Uri, readonly vscode.Diagnostic[]][] = absolutePaths.length
+		? [...new Set(absolutePaths)].map(file => {
+			const uri = vscode.Uri.file(file);
+			return [uri, vscode.languages.getDiagnostics(uri)];
+		})
+		: vscode.languages.getDiagnostics().filter(([uri]) => uri.scheme === 'file');
+	return perFile.flatMap(([uri, diagnostics]) => diagnostics.map(d => ({
+		path: uri.fsPath,
+		line: d.range.start.line + 1,
+		column: d.range.start.character + 1,
+		severity: severities[d.severity],
+		message: d.message,
+		source: d.source,
+		code: typeof d.code === 'object' ? String(d.code.value) : d.code === undefined ? undefined : String(d.code),
+	})));
 }

@@ -8,7 +8,7 @@ import { createVscodeEnvironment } from '../../../src/vscode/environment';
 import { createVscodeHost, modalContent } from '../../../src/vscode/host';
 import { prepare } from '../../../src/vscode/lmTools';
 import { applyWithWorkspaceEdit, showDiffs } from '../../../src/vscode/mutation';
-import { waitFor, workspace } from '../helpers';
+import { invokeText, waitFor, workspace } from '../helpers';
 
 /** A registry of our own over the VS Code host, for prepareInvocation. */
 function ownRegistry(subscriptions: vscode.Disposable[]): ToolRegistry {
@@ -61,6 +61,36 @@ describe('the VS Code layer', () => {
 	it('the modal says Run, not Apply, for a command and for a plain call', () => {
 		assert.deepEqual(modalContent({ kind: 'call', title: 'Run read_file: Reading README.md', detail: '{}' }, true).choices, ['Run']);
 		assert.deepEqual(modalContent({ kind: 'command', title: 'Run a command', command: 'ls', cwd: '.' }, true).choices, ['Run']);
+	});
+
+	it('maps toolbelt.* settings onto the tools, and a change applies to the next call', async () => {
+		const config = vscode.workspace.getConfiguration('toolbelt');
+		assert.match(await invokeText('read_file', { path: 'src/greeting.ts' }), /^src\/greeting\.ts: lines 1–7 of 7\n/);
+		await config.update('limits.readLines', 1, vscode.ConfigurationTarget.Workspace);
+		try {
+			const text = await invokeText('read_file', { path: 'src/greeting.ts' });
+			assert.equal(text, 'src/greeting.ts: lines 1–1 of 7\n1\texport function greet(name: string): string {\n[… 6 lines omitted; use offset=2 to continue …]');
+		} finally {
+			await config.update('limits.readLines', undefined, vscode.ConfigurationTarget.Workspace);
+		}
+		assert.match(await invokeText('read_file', { path: 'src/greeting.ts' }), /^src\/greeting\.ts: lines 1–7 of 7\n/, 'the setting, once reset, no longer applies');
+	});
+
+	it('reports the problems of the files asked for, and of the whole workspace when none are named', async () => {
+		const problems = vscode.languages.createDiagnosticCollection('toolbelt-layer-test');
+		try {
+			const at = (rel: string) => vscode.Uri.file(path.join(workspace(), rel));
+			problems.set(at('README.md'), [new vscode.Diagnostic(new vscode.Range(0, 2, 0, 4), 'readme problem', vscode.DiagnosticSeverity.Error)]);
+			problems.set(at('src/greeting.ts'), [new vscode.Diagnostic(new vscode.Range(1, 0, 1, 1), 'greeting problem', vscode.DiagnosticSeverity.Warning)]);
+			const one = await invokeText('get_diagnostics', { paths: ['src/greeting.ts'] });
+			assert.match(one, /^0 errors and 1 warning in 1 file \(src\/greeting\.ts\):\nsrc\/greeting\.ts:2:1 warning.*greeting problem/);
+			assert.doesNotMatch(one, /readme problem/);
+			const all = await invokeText('get_diagnostics', {});
+			assert.match(all, /README\.md:1:3 error.*readme problem/);
+			assert.match(all, /src\/greeting\.ts:2:1 warning.*greeting problem/);
+		} finally {
+			problems.dispose();
+		}
 	});
 
 	describe('links in result documents', () => {

@@ -23,9 +23,8 @@ const MB = 1024 * 1024;
 export class BackupsUi implements vscode.Disposable {
 	private pruneTimer: ReturnType<typeof setTimeout> | undefined;
 
-	constructor(private readonly env: ToolEnvironment, private readonly log: vscode.LogOutputChannel) {
-		this.schedulePrune();
-	}
+	// No prune at activation (which does no I/O): the first change, or a change of the limits, starts one.
+	constructor(private readonly env: ToolEnvironment, private readonly log: vscode.LogOutputChannel) {}
 
 	/** Prunes a little after the last change (mutations come in bursts), off the hot path. */
 	schedulePrune(): void {

@@ -25,8 +25,11 @@ export class PlanView implements vscode.TreeDataProvider<PlanItem>, vscode.Dispo
 	private readonly view: vscode.TreeView<PlanItem>;
 	private readonly disposables: vscode.Disposable[] = [];
 	private watcher: vscode.Disposable | undefined;
+	/** Counts watch requests: only the latest one in flight may install its watcher. */
+	private watchGeneration = 0;
+	private watching = false;
+	private disposed = false;
 	private refreshTimer: ReturnType<typeof setTimeout> | undefined;
-	private state: PlanFileState | undefined;
 	private loggedProblem: string | undefined;
 
 	constructor(private readonly registry: ToolRegistry, private readonly env: ToolEnvironment, private readonly log: vscode.LogOutputChannel) {
@@ -44,7 +47,7 @@ export class PlanView implements vscode.TreeDataProvider<PlanItem>, vscode.Dispo
 			vscode.workspace.onDidChangeWorkspaceFolders(() => this.rewatch()),
 			vscode.workspace.onDidGrantWorkspaceTrust(() => this.refresh()),
 		);
-		this.rewatch();
+		// Activation does no I/O: the plan is located, read and watched once the view is first shown.
 	}
 
 	/** Re-reads the plan soon; bursts (a write seen by the watcher and by the registry) coalesce. */
@@ -56,11 +59,19 @@ export class PlanView implements vscode.TreeDataProvider<PlanItem>, vscode.Dispo
 		}, 50);
 	}
 
+	/** The plan file may have moved (setting, folders): watch the new place (once shown) and show it. */
 	private rewatch(): void {
+		if (this.watching) this.watch();
+		this.refresh();
+	}
+
+	private watch(): void {
+		const generation = ++this.watchGeneration;
 		this.watcher?.dispose();
 		this.watcher = undefined;
 		void this.planState().then(state => {
-			if (!state) return;
+			// A later request (or dispose) overtook this one while the plan was being located.
+			if (!state || this.disposed || generation !== this.watchGeneration) return;
 			const pattern = new vscode.RelativePattern(vscode.Uri.file(path.dirname(state.absolute)), path.basename(state.absolute));
 			const watcher = vscode.workspace.createFileSystemWatcher(pattern);
 			watcher.onDidCreate(() => this.refresh());
@@ -68,7 +79,6 @@ export class PlanView implements vscode.TreeDataProvider<PlanItem>, vscode.Dispo
 			watcher.onDidDelete(() => this.refresh());
 			this.watcher = watcher;
 		});
-		this.refresh();
 	}
 
 	/** The plan file now; undefined (with the view saying why) when it cannot be located. */
@@ -87,8 +97,11 @@ export class PlanView implements vscode.TreeDataProvider<PlanItem>, vscode.Dispo
 			this.view.message = 'Open a folder to keep a plan.';
 			return [];
 		}
+		if (!this.watching) {
+			this.watching = true;
+			this.watch();
+		}
 		const state = await this.planState();
-		this.state = state;
 		if (!state) return [];
 		if (state.problem) {
 			if (state.problem !== this.loggedProblem) this.log.warn(describeProblem(state));
@@ -142,18 +155,15 @@ export class PlanView implements vscode.TreeDataProvider<PlanItem>, vscode.Dispo
 		return false;
 	}
 
-	/** The plan file's state as last shown (tests, Open Plan). */
-	current(): PlanFileState | undefined {
-		return this.state;
-	}
-
 	async locate(): Promise<PlanFileState | undefined> {
 		return this.planState();
 	}
 
 	dispose(): void {
+		this.disposed = true;
 		if (this.refreshTimer) clearTimeout(this.refreshTimer);
 		this.watcher?.dispose();
+		this.watcher = undefined;
 		for (const disposable of this.disposables.splice(0)) disposable.dispose();
 	}
 }

@@ -22,7 +22,6 @@ export class ActivityView implements vscode.TreeDataProvider<ActivityRecord>, vs
 	private readonly changed = new vscode.EventEmitter<ActivityRecord | undefined>();
 	readonly onDidChangeTreeData = this.changed.event;
 	private readonly disposables: vscode.Disposable[] = [];
-	readonly ready: Promise<void>;
 	openDiff: DiffOpener = async () => false;
 
 	constructor(
@@ -32,7 +31,7 @@ export class ActivityView implements vscode.TreeDataProvider<ActivityRecord>, vs
 		private readonly log: vscode.LogOutputChannel,
 	) {
 		this.disposables.push(this.changed, registry.onEvent(event => this.onEvent(event)));
-		this.ready = this.load(path.join(storageDir, FILE_NAME));
+		void this.load(path.join(storageDir, FILE_NAME));
 		const view = vscode.window.createTreeView(ACTIVITY_VIEW, { treeDataProvider: this, showCollapseAll: false });
 		this.disposables.push(view);
 	}
@@ -71,11 +70,6 @@ export class ActivityView implements vscode.TreeDataProvider<ActivityRecord>, vs
 
 	clear(): void {
 		this.store?.clear();
-	}
-
-	async flush(): Promise<void> {
-		await this.ready;
-		await this.store?.flush();
 	}
 
 	getChildren(element?: ActivityRecord): ActivityRecord[] {

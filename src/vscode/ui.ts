@@ -8,12 +8,6 @@ import { INPUT_SCHEME, ToolDocuments } from './documents';
 import { PlanView } from './planView';
 import { registerResultLinks } from './resultLinks';
 
-export interface WorkbenchUi {
-	readonly activity: ActivityView;
-	readonly plan: PlanView;
-	readonly backups: BackupsUi;
-}
-
 /**
  * Everything the person sees besides chat: the command palette commands, the Activity and Plan
  * views, result and input documents, Restore Backup…. Owns its disposables through `subscriptions`.
@@ -21,7 +15,7 @@ export interface WorkbenchUi {
 export function registerWorkbenchUi(
 	subscriptions: vscode.Disposable[],
 	parts: { registry: ToolRegistry; env: ToolEnvironment; tools: readonly ToolDefinition<any>[]; log: vscode.LogOutputChannel },
-): WorkbenchUi {
+): void {
 	const { registry, env, tools, log } = parts;
 	const documents = new ToolDocuments(tools);
 	const inputProblems = vscode.languages.createDiagnosticCollection('toolbelt-input');
@@ -43,5 +37,4 @@ export function registerWorkbenchUi(
 			if (event.affectsConfiguration('toolbelt.backups')) backups.schedulePrune();
 		}),
 	);
-	return { activity, plan, backups };
 }

@@ -1,7 +1,7 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { ToolContext } from '../core/context';
 import type { ToolResult } from '../core/result';
-import type { ToolGroup } from '../core/settings';
+import type { Settings, ToolGroup } from '../core/settings';
 
 /**
  * One tool: its schema beside its handler. `package.json`'s `languageModelTools` is generated
@@ -46,6 +46,11 @@ export function safeDescribe(tool: ToolDefinition<any>, input: unknown): string 
 	} catch {
 		return tool.displayName;
 	}
+}
+
+/** Whether `toolbelt.disabledTools` / `toolbelt.disabledGroups` switch this tool off. */
+export function isSwitchedOff(tool: Pick<ToolDefinition, 'name' | 'group'>, settings: Pick<Settings, 'disabledTools' | 'disabledGroups'>): boolean {
+	return settings.disabledTools.includes(tool.name) || settings.disabledGroups.includes(tool.group);
 }
 
 export const TOOL_PREFIX = 'toolbelt_';

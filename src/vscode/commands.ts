@@ -4,7 +4,7 @@ import type { ToolDefinition } from '../tools/tool';
 import type { ActivityView } from './activityView';
 import type { BackupsUi } from './backupsUi';
 import type { PlanView } from './planView';
-import { runAndShow, runInputDocument, RunToolUi, runToolCommand } from './runTool';
+import { refuseSwitchedOff, runAndShow, runInputDocument, RunToolUi, runToolCommand } from './runTool';
 import { refuseUntrusted } from './trust';
 
 export interface CommandsUi extends RunToolUi {
@@ -38,10 +38,10 @@ export function registerCommands(ui: CommandsUi): vscode.Disposable[] {
 	];
 }
 
+/** The tool a command runs, unless the settings switch it off (the person is told, with the way to the setting). */
 function toolOrSay(ui: RunToolUi, name: string): ToolDefinition<any> | undefined {
 	const tool = ui.registry.get(name);
-	if (!tool) void vscode.window.showWarningMessage(`Toolbelt: the ${name} tool is not available in this version.`);
-	return tool;
+	return tool && !refuseSwitchedOff(ui, tool) ? tool : undefined;
 }
 
 /** The selected text (one line) is the likely thing to search for. */

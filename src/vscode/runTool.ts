@@ -1,9 +1,10 @@
 import * as vscode from 'vscode';
 import { checkJsonInput, initialJsonText, InputProblem } from '../core/jsonInput';
 import type { ToolResult } from '../core/result';
+import type { Settings } from '../core/settings';
 import { fieldPrompt, FieldValue, FormField, formFields, parseFieldInput, showValue, skeletonInput, stripMarkdown } from '../core/schemaForm';
 import type { ToolRegistry } from '../tools/registry';
-import { safeDescribe, ToolDefinition } from '../tools/tool';
+import { isSwitchedOff, safeDescribe, ToolDefinition } from '../tools/tool';
 import { toAbortSignal } from './cancellation';
 import type { ToolDocuments } from './documents';
 import { refuseUntrusted, showUntrustedRefusal } from './trust';
@@ -12,6 +13,8 @@ import { refuseUntrusted, showUntrustedRefusal } from './trust';
 export interface RunToolUi {
 	readonly registry: ToolRegistry;
 	readonly tools: readonly ToolDefinition<any>[];
+	/** The settings the registry applies (switched-off tools). */
+	readonly settings: () => Settings;
 	readonly documents: ToolDocuments;
 	/** Problems of JSON input documents, shown in their editors. */
 	readonly inputProblems: vscode.DiagnosticCollection;
@@ -21,8 +24,8 @@ const GROUP_LABELS: Record<string, string> = { read: 'Read and find', edit: 'Cha
 
 /** `Toolbelt: Run Tool…`: pick a tool, give its input (prompts or JSON), see the result. */
 export async function runToolCommand(ui: RunToolUi, toolName?: string): Promise<void> {
-	const tool = toolName ? ui.registry.get(toolName) : await pickTool(ui.tools);
-	if (!tool) return;
+	const tool = toolName ? ui.registry.get(toolName) : await pickTool(ui);
+	if (!tool || refuseSwitchedOff(ui, tool)) return;
 	if (tool.mutating && refuseUntrusted(`Run ${tool.name}`)) return;
 	const method = await pickMethod(tool);
 	if (method === 'json') return openJsonInput(ui, tool);
@@ -31,19 +34,50 @@ export async function runToolCommand(ui: RunToolUi, toolName?: string): Promise<
 	if (input) await runAndShow(ui, tool, input);
 }
 
-async function pickTool(tools: readonly ToolDefinition<any>[]): Promise<ToolDefinition<any> | undefined> {
-	type Item = vscode.QuickPickItem & { tool?: ToolDefinition<any> };
-	const items: Item[] = [];
+export type ToolPickItem = vscode.QuickPickItem & { tool?: ToolDefinition<any> };
+
+/** Run Tool…'s list, by group; a switched-off tool stays listed (so it can be found) and says so. */
+export function toolPickItems(tools: readonly ToolDefinition<any>[], settings: Settings): ToolPickItem[] {
+	const items: ToolPickItem[] = [];
 	for (const group of Object.keys(GROUP_LABELS)) {
 		const members = tools.filter(tool => tool.group === group);
 		if (!members.length) continue;
 		items.push({ label: GROUP_LABELS[group], kind: vscode.QuickPickItemKind.Separator });
 		for (const tool of members) {
-			items.push({ label: `$(${tool.icon}) ${tool.name}`, description: tool.displayName, detail: tool.userDescription, tool });
+			const off = isSwitchedOff(tool, settings);
+			items.push({
+				label: `$(${off ? 'circle-slash' : tool.icon}) ${tool.name}`,
+				description: off ? `${tool.displayName} (switched off)` : tool.displayName,
+				detail: tool.userDescription,
+				tool,
+			});
 		}
 	}
+	return items;
+}
+
+async function pickTool(ui: RunToolUi): Promise<ToolDefinition<any> | undefined> {
+	const items = toolPickItems(ui.tools, ui.settings());
 	const choice = await vscode.window.showQuickPick(items, { title: 'Toolbelt: Run Tool', placeHolder: 'Pick a tool', matchOnDescription: true, matchOnDetail: true });
 	return choice?.tool;
+}
+
+/** Shows why a switched-off tool does not run, with the way to the setting. True when the caller must stop. */
+export function refuseSwitchedOff(ui: Pick<RunToolUi, 'settings'>, tool: ToolDefinition<any>): boolean {
+	if (!isSwitchedOff(tool, ui.settings())) return false;
+	showSwitchedOff(tool);
+	return true;
+}
+
+const OPEN_SETTINGS = 'Open Settings';
+
+function showSwitchedOff(tool: ToolDefinition<any>): void {
+	void vscode.window.showWarningMessage(
+		`Toolbelt: ${tool.name} is switched off in this workspace's settings (toolbelt.disabledTools or toolbelt.disabledGroups), so nothing was run. Take it out of those settings to use it.`,
+		OPEN_SETTINGS,
+	).then(choice => {
+		if (choice === OPEN_SETTINGS) void vscode.commands.executeCommand('workbench.action.openSettings', 'toolbelt.disabled');
+	});
 }
 
 async function pickMethod(tool: ToolDefinition<any>): Promise<'prompts' | 'json' | undefined> {
@@ -176,7 +210,7 @@ export async function runAndShow(ui: RunToolUi, tool: ToolDefinition<any>, input
 	return result;
 }
 
-/** Declines, cancels and trust refusals are a notification; anything else opens the result. */
+/** Declines, cancels, trust refusals and switched-off tools are a notification; anything else opens the result. */
 export async function presentResult(ui: RunToolUi, tool: ToolDefinition<any>, input: unknown, result: ToolResult): Promise<void> {
 	switch (result.error?.code) {
 		case 'declined':
@@ -187,6 +221,9 @@ export async function presentResult(ui: RunToolUi, tool: ToolDefinition<any>, in
 			return;
 		case 'untrusted':
 			showUntrustedRefusal(result.error.message);
+			return;
+		case 'disabled':
+			showSwitchedOff(tool);
 			return;
 	}
 	const inputLine = JSON.stringify(input);

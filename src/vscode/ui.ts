@@ -25,7 +25,7 @@ export function registerWorkbenchUi(
 	activity.openDiff = record => backups.openDiffFor(record);
 	subscriptions.push(
 		documents, inputProblems, activity, plan, backups, registerResultLinks(tools),
-		...registerCommands({ registry, tools, documents, inputProblems, activity, plan, backups, state: env.state }),
+		...registerCommands({ registry, tools, settings: () => env.settings(), documents, inputProblems, activity, plan, backups, state: env.state }),
 		// A typed correction clears the old underlines; the next Run checks again.
 		vscode.workspace.onDidChangeTextDocument(event => {
 			if (event.document.uri.scheme === INPUT_SCHEME) inputProblems.delete(event.document.uri);

@@ -8,6 +8,8 @@ import { createVscodeEnvironment } from '../../../src/vscode/environment';
 import { createVscodeHost, modalContent } from '../../../src/vscode/host';
 import { prepare } from '../../../src/vscode/lmTools';
 import { applyWithWorkspaceEdit, showDiffs } from '../../../src/vscode/mutation';
+import { toolPickItems } from '../../../src/vscode/runTool';
+import { readSettings } from '../../../src/vscode/settings';
 import { invokeText, waitFor, workspace } from '../helpers';
 
 /** A registry of our own over the VS Code host, for prepareInvocation. */
@@ -93,6 +95,29 @@ describe('the VS Code layer', () => {
 		}
 	});
 
+	it('Run Tool… marks a switched-off tool; running one anyway says so for a person and opens no result', async () => {
+		const config = vscode.workspace.getConfiguration('toolbelt');
+		await config.update('disabledTools', ['grep'], vscode.ConfigurationTarget.Workspace);
+		await config.update('disabledGroups', ['plan'], vscode.ConfigurationTarget.Workspace);
+		try {
+			const items = toolPickItems(ALL_TOOLS, readSettings());
+			const described = (name: string) => items.find(item => item.tool?.name === name)?.description;
+			assert.equal(described('grep'), 'Search Text (switched off)');
+			assert.match(described('get_plan') ?? '', /\(switched off\)$/);
+			assert.doesNotMatch(described('find_files') ?? '', /switched off/);
+
+			const result = await runInput('grep', { pattern: 'Hello' });
+			assert.equal(result?.error?.code, 'disabled');
+			await new Promise(resolve => setTimeout(resolve, 200));
+			const opened = vscode.window.visibleTextEditors.filter(editor => editor.document.uri.path.endsWith('/grep result.txt'));
+			assert.deepEqual(opened, [], 'the refusal (worded for a model) opened as a result document');
+		} finally {
+			await config.update('disabledTools', undefined, vscode.ConfigurationTarget.Workspace);
+			await config.update('disabledGroups', undefined, vscode.ConfigurationTarget.Workspace);
+			await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+		}
+	});
+
 	describe('links in result documents', () => {
 		const config = () => vscode.workspace.getConfiguration('toolbelt');
 		const DIR = 'links-it';
@@ -129,13 +154,21 @@ describe('the VS Code layer', () => {
 
 /** Runs a tool from its JSON input document and returns the links VS Code finds in its result document. */
 async function linksOfResult(tool: string, input: object): Promise<{ text: string; links: { text: string; target: string | undefined }[] }> {
-	const inputUri = vscode.Uri.parse(`toolbelt-input:/${tool}.json`);
-	await vscode.workspace.fs.writeFile(inputUri, Buffer.from(JSON.stringify(input)));
-	const result = await vscode.commands.executeCommand<{ error?: { message: string } }>('toolbelt.runInputDocument', inputUri);
+	const result = await runInput(tool, input);
 	assert.equal(result?.error, undefined, result?.error?.message);
 	const editor = await waitFor(`the ${tool} result`, () => vscode.window.visibleTextEditors.find(candidate => candidate.document.uri.scheme === 'toolbelt-result' && candidate.document.uri.path.endsWith(`/${tool} result.txt`)));
 	const document = editor.document;
 	const links = await vscode.commands.executeCommand<vscode.DocumentLink[]>('vscode.executeLinkProvider', document.uri);
 	await vscode.commands.executeCommand('workbench.action.closeAllEditors');
 	return { text: document.getText(), links: links.map(link => ({ text: document.getText(link.range), target: link.target?.toString() })) };
+}
+
+/** Runs a tool as Run Tool… → Edit as JSON → ▶ does, with this input. */
+async function runInput(tool: string, input: object): Promise<{ error?: { code: string; message: string } } | undefined> {
+	const uri = vscode.Uri.parse(`toolbelt-input:/${tool}.json`);
+	const text = JSON.stringify(input);
+	await vscode.workspace.fs.writeFile(uri, Buffer.from(text));
+	// A document already open from an earlier run reloads from the file system a moment later.
+	await waitFor('the input document to hold the new input', async () => (await vscode.workspace.openTextDocument(uri)).getText() === text);
+	return vscode.commands.executeCommand('toolbelt.runInputDocument', uri);
 }

@@ -19,7 +19,7 @@ const DOCUMENT_EDIT_LIMIT = 20 * 1024 * 1024;
  */
 export async function applyWithWorkspaceEdit(changes: readonly FileChange[], signal: AbortSignal): Promise<void> {
 	const edit = new vscode.WorkspaceEdit();
-	const toSave: vscode.Uri[] = [];
+	const toSave: { uri: vscode.Uri; displayPath: string }[] = [];
 	for (const change of changes) {
 		const uri = vscode.Uri.file(change.path);
 		if (change.after === null) {
@@ -41,20 +41,32 @@ export async function applyWithWorkspaceEdit(changes: readonly FileChange[], sig
 			const { start, end, text } = smallestReplacement(before, after);
 			edit.replace(target, new vscode.Range(document.positionAt(start), document.positionAt(end)), text);
 		}
-		toSave.push(target);
+		toSave.push({ uri: target, displayPath: change.movedTo?.displayPath ?? change.displayPath });
 	}
 	if (signal.aborted) throw new CancelledError('The change');
 	if (!(await vscode.workspace.applyEdit(edit))) {
 		throw new ToolError('io', 'VS Code refused the edit (a file may be read-only, or an editor changed it meanwhile). Nothing was changed. Read the files again and retry.');
 	}
 	const unsaved: string[] = [];
-	for (const uri of toSave) {
+	for (const { uri, displayPath } of toSave) {
 		const document = vscode.workspace.textDocuments.find(doc => doc.uri.toString() === uri.toString());
-		if (document?.isDirty && !(await document.save())) unsaved.push(vscode.workspace.asRelativePath(uri));
+		if (document?.isDirty && !(await Promise.resolve(document.save()).catch(() => false))) unsaved.push(displayPath);
 	}
-	if (unsaved.length) {
-		throw new ToolError('io', `The change is in the editor but ${unsaved.join(', ')} could not be saved (read-only file system or a save participant failed). The editor shows the new text; Undo there reverts it.`);
-	}
+	if (unsaved.length) throw unsavedError(unsaved);
+}
+
+/**
+ * The edit is in the editor but not on disk. A ToolError, so the pipeline passes it on as it is
+ * (it must not say "nothing was changed"): a model that retried would apply the change twice.
+ */
+export function unsavedError(displayPaths: readonly string[]): ToolError {
+	const files = displayPaths.join(', ');
+	const one = displayPaths.length === 1;
+	return new ToolError(
+		'io',
+		`The change WAS applied: the open editor${one ? '' : 's'} of ${files} ${one ? 'holds' : 'hold'} the new text, but VS Code could not save ${one ? 'it' : 'them'} to disk (a read-only or full file system, or a failing save participant). Do not make the change again: it would be applied twice. Ask the user to save ${files}; read_file already shows the new text.`,
+		{ applied: true, unsaved: [...displayPaths] },
+	);
 }
 
 /** A big text file that is not open: replaced as bytes rather than loaded as a document. */

@@ -7,7 +7,7 @@ import { safeDescribe } from '../../../src/tools/tool';
 import { createVscodeEnvironment } from '../../../src/vscode/environment';
 import { createVscodeHost, modalContent } from '../../../src/vscode/host';
 import { prepare } from '../../../src/vscode/lmTools';
-import { applyWithWorkspaceEdit, showDiffs } from '../../../src/vscode/mutation';
+import { applyWithWorkspaceEdit, showDiffs, unsavedError } from '../../../src/vscode/mutation';
 import { toolPickItems } from '../../../src/vscode/runTool';
 import { readSettings } from '../../../src/vscode/settings';
 import { invokeText, waitFor, workspace } from '../helpers';
@@ -115,6 +115,33 @@ describe('the VS Code layer', () => {
 			await config.update('disabledTools', undefined, vscode.ConfigurationTarget.Workspace);
 			await config.update('disabledGroups', undefined, vscode.ConfigurationTarget.Workspace);
 			await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+		}
+	});
+
+	it('an edit applied in the editor but not saved tells the model it happened, so it is not made twice', async () => {
+		// Running as root, a save cannot be made to fail here: the host applies the edit for real,
+		// then reports the failed save as applyWithWorkspaceEdit does.
+		const host = createVscodeHost({
+			storageDir: path.join(workspace(), '..', 'vscode-layer-storage'),
+			applyChanges: async (changes, signal) => {
+				await applyWithWorkspaceEdit(changes, signal);
+				throw unsavedError(changes.map(change => change.displayPath));
+			},
+		});
+		const registry = new ToolRegistry(ALL_TOOLS, createVscodeEnvironment(host, subscriptions));
+		const file = path.join(workspace(), 'unsaved-it', 'a.txt');
+		fs.mkdirSync(path.dirname(file), { recursive: true });
+		fs.writeFileSync(file, 'one\n');
+		try {
+			const result = await registry.invoke('edit_file', { path: 'unsaved-it/a.txt', edits: [{ oldText: 'one', newText: 'two' }] }, { approval: 'preconfirmed' });
+			assert.equal(result.error?.code, 'io');
+			assert.match(result.error!.message, /^The change WAS applied: the open editor of unsaved-it\/a\.txt holds the new text, but VS Code could not save it/);
+			assert.match(result.error!.message, /Do not make the change again.*Ask the user to save unsaved-it\/a\.txt/);
+			assert.doesNotMatch(result.error!.message, /Nothing was changed|could not be applied/);
+			assert.equal((await vscode.workspace.openTextDocument(file)).getText(), 'two\n');
+		} finally {
+			await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+			fs.rmSync(path.dirname(file), { recursive: true, force: true });
 		}
 	});
 

@@ -7,7 +7,7 @@ import { createVscodeHost } from './vscode/host';
 import { registerLanguageModelTools } from './vscode/lmTools';
 import { createLogSink } from './vscode/log';
 import { applyWithWorkspaceEdit, registerOriginalContentProvider, showDiffs } from './vscode/mutation';
-import { registerSessionTerminals } from './vscode/terminals';
+import { registerSessionTerminals, stopSessionsOnDeactivate } from './vscode/terminals';
 import { registerWorkbenchUi } from './vscode/ui';
 
 export function activate(context: vscode.ExtensionContext): ToolbeltApi {
@@ -22,6 +22,7 @@ export function activate(context: vscode.ExtensionContext): ToolbeltApi {
 	return createApi(registry, context.subscriptions, toAbortSignal);
 }
 
-export function deactivate(): void {
-	// Everything is owned by context.subscriptions.
+export function deactivate(): Promise<void> | undefined {
+	// Everything else is owned by context.subscriptions; VS Code waits for the sessions to stop.
+	return stopSessionsOnDeactivate();
 }

@@ -14,6 +14,14 @@ const NAME_CHARS = 40;
 /** Test-only (extension-test mode): runs exactly what deactivation runs, and resolves when it is done. */
 export const SIMULATE_DEACTIVATE_COMMAND = 'toolbelt.test.stopSessionsAsOnDeactivate';
 
+/** Set while sessions are mirrored: what `deactivate()` returns, so VS Code waits for it. */
+let stopOnDeactivate: (() => Promise<void>) | undefined;
+
+/** Stops every session and closes their terminals; resolves when they are gone. */
+export function stopSessionsOnDeactivate(): Promise<void> | undefined {
+	return stopOnDeactivate?.();
+}
+
 export function registerSessionTerminals(context: vscode.ExtensionContext, state: SharedState): vscode.Disposable {
 	const sessions = state.sessions;
 	if (!sessions) return new vscode.Disposable(() => undefined);
@@ -21,9 +29,11 @@ export function registerSessionTerminals(context: vscode.ExtensionContext, state
 	const listener = sessions.onDidStart(session => terminals.set(session.id, mirror(session, () => terminals.delete(session.id))));
 	let shutdown: Promise<void> | undefined;
 	const stopAll = () => (shutdown ??= stopEverything(sessions, terminals, listener));
+	stopOnDeactivate = stopAll;
+	// Disposal cannot be awaited: deactivate() returns the same promise, and VS Code waits for that.
 	const disposables = [new vscode.Disposable(() => void stopAll())];
 	if (context.extensionMode === vscode.ExtensionMode.Test) {
-		disposables.push(vscode.commands.registerCommand(SIMULATE_DEACTIVATE_COMMAND, () => stopAll()));
+		disposables.push(vscode.commands.registerCommand(SIMULATE_DEACTIVATE_COMMAND, () => stopSessionsOnDeactivate()));
 	}
 	return vscode.Disposable.from(...disposables);
 }

@@ -83,7 +83,6 @@ export type BoundaryRule =
 	| 'escapes_workspace'
 	| 'outside_workspace'
 	| 'symlink_escape'
-	| 'unknown_folder'
 	| 'no_workspace'
 	| 'read_only';
 

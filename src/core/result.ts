@@ -1,4 +1,4 @@
-import { ErrorCode, ToolError, ValidationError } from './errors';
+import { ErrorCode, ToolError } from './errors';
 
 export type ResultPart =
 	| { readonly kind: 'text'; readonly text: string }
@@ -37,7 +37,7 @@ export function resultText(result: ToolResult): string {
  */
 export function toErrorResult(error: unknown, tool: string): ToolResult {
 	if (error instanceof ToolError) {
-		const details = error instanceof ValidationError ? { issues: error.issues } : error.details;
+		const details = error.details;
 		return {
 			content: [{ kind: 'text', text: `Error: ${error.message}` }],
 			metadata: { truncated: false, ...(details ? { errorDetails: details } : {}) },

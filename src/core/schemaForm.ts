@@ -150,7 +150,7 @@ export function stripMarkdown(text: string): string {
 /** How a chosen value reads in the list of optional fields. */
 export function showValue(value: unknown): string {
 	if (value === undefined) return '';
-	const text = typeof value === 'string' ? JSON.stringify(value) : JSON.stringify(value);
+	const text = JSON.stringify(value);
 	return text.length > 60 ? `${text.slice(0, 59)}…` : text;
 }
 

@@ -41,15 +41,6 @@ export function detectFormat(text: string): TextFormat {
 	};
 }
 
-function isValidUtf8(buffer: Buffer): boolean {
-	if (typeof isUtf8 === 'function') return isUtf8(buffer);
-	try {
-		new TextDecoder('utf-8', { fatal: true }).decode(buffer);
-		return true;
-	} catch {
-		return false;
-	}
-}
 
 export function hasBom(bytes: Uint8Array): boolean {
 	return bytes.length >= 3 && BOM_BYTES.every((byte, i) => bytes[i] === byte);
@@ -68,7 +59,7 @@ export interface DecodedText {
 export function decodeText(bytes: Uint8Array): DecodedText | undefined {
 	const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 	// isUtf8 validates with SIMD where Node has it; a fatal TextDecoder is several times slower.
-	if (!isValidUtf8(buffer)) return undefined;
+	if (!isUtf8(buffer)) return undefined;
 	const text = buffer.toString('utf8');
 	const format = detectFormat(text);
 	return { text: format.bom ? text.slice(1) : text, format };

@@ -8,7 +8,7 @@ import { CancelledError, DeclinedError, ToolError, ValidationError } from '../co
 import { resultText, toErrorResult, ToolResult } from '../core/result';
 import { mergeSettings, Settings, SettingsOverrides } from '../core/settings';
 import { validateInput } from '../core/validate';
-import { contributedName, modelName, safeDescribe, ToolDefinition } from './tool';
+import { contributedName, isSwitchedOff, modelName, safeDescribe, ToolDefinition } from './tool';
 
 /** What a registry needs from where it runs (VS Code or plain Node). */
 export interface ToolEnvironment {
@@ -85,7 +85,7 @@ export class ToolRegistry {
 		}
 		// A switched-off tool says so whatever its input: fixing the input would not help.
 		const settings = this.env.settings();
-		if (settings.disabledTools.includes(tool.name) || settings.disabledGroups.includes(tool.group)) {
+		if (isSwitchedOff(tool, settings)) {
 			throw new ToolError('disabled', `${tool.name} is switched off in this workspace's settings (toolbelt.disabledTools / toolbelt.disabledGroups). Use another tool or ask the user to enable it.`);
 		}
 		const issues = validateInput(tool.schema, input);

@@ -22,6 +22,7 @@ export class ActivityView implements vscode.TreeDataProvider<ActivityRecord>, vs
 	private readonly changed = new vscode.EventEmitter<ActivityRecord | undefined>();
 	readonly onDidChangeTreeData = this.changed.event;
 	private readonly disposables: vscode.Disposable[] = [];
+	private disposed = false;
 	openDiff: DiffOpener = async () => false;
 
 	constructor(
@@ -44,6 +45,8 @@ export class ActivityView implements vscode.TreeDataProvider<ActivityRecord>, vs
 			// The history is a convenience: whatever went wrong, the view starts empty and tools run on.
 			loaded = { store: ActivityStore.inMemory(), problem: `The activity history could not be loaded (${(error as Error).message}); this window keeps it in memory only.` };
 		}
+		// The window may have closed while the history loaded: then nothing is to be registered.
+		if (this.disposed) return;
 		const { store, problem } = loaded;
 		if (problem) {
 			this.log.warn(problem);
@@ -104,6 +107,7 @@ export class ActivityView implements vscode.TreeDataProvider<ActivityRecord>, vs
 	}
 
 	dispose(): void {
+		this.disposed = true;
 		for (const disposable of this.disposables.splice(0)) disposable.dispose();
 	}
 }

@@ -58,6 +58,8 @@ interface Hit {
 	readonly line: number;
 	readonly text: string;
 	readonly match: boolean;
+	/** The line was too long and only a window around the match is in `text`. */
+	readonly cut: boolean;
 }
 
 interface FileHits {
@@ -149,7 +151,7 @@ async function collect(options: CollectOptions, pcre2 = false): Promise<Collecte
 					complete = false;
 					return false;
 				}
-				file.hits.push({ line: message.lineNumber, text: message.text, match: isMatch });
+				file.hits.push({ line: message.lineNumber, text: message.text, cut: message.cut, match: isMatch });
 				if (isMatch) {
 					file.matches++;
 					matches++;
@@ -181,11 +183,16 @@ interface RgMessage {
 type RgText = { text: string } | { bytes: string };
 
 /** A match or context line as shown: where it is and its text (a window around the match when long). */
-interface ShownLine {
+interface ShownLine extends Window {
 	readonly type: 'match' | 'context';
 	readonly path: string;
 	readonly lineNumber: number;
+}
+
+/** A line as shown, and whether it was cut to a window around the match. */
+interface Window {
 	readonly text: string;
+	readonly cut: boolean;
 }
 
 const MATCH_PREFIX = Buffer.from('{"type":"match"');
@@ -204,7 +211,7 @@ function readMessage(bytes: Buffer): ShownLine | undefined {
 	} catch {
 		return undefined;
 	}
-	return { type, path: textOf(message.data.path), lineNumber: message.data.line_number, text: displayLine(message.data) };
+	return { type, path: textOf(message.data.path), lineNumber: message.data.line_number, ...displayLine(message.data) };
 }
 
 /** Messages longer than this are read at the byte level (see readLongMessage). */
@@ -228,7 +235,7 @@ function readLongMessage(bytes: Buffer, type: 'match' | 'context'): ShownLine | 
 		const head = JSON.parse(`${bytes.toString('utf8', 0, linesAt)}}}}`) as { data: { path: RgText } };
 		const tail = JSON.parse(`{${bytes.toString('utf8', numberAt + 3, bytes.length - 1)}`) as Pick<RgMessage['data'], 'line_number' | 'submatches'>;
 		const line = new EscapedLine(bytes, linesAt + LINES_KEY.length, numberAt);
-		return { type, path: textOf(head.data.path), lineNumber: tail.line_number, text: line.window(tail.submatches?.[0]?.start ?? 0) };
+		return { type, path: textOf(head.data.path), lineNumber: tail.line_number, ...line.window(tail.submatches?.[0]?.start ?? 0) };
 	} catch {
 		return undefined;
 	}
@@ -254,7 +261,7 @@ class EscapedLine {
 	}
 
 	/** GREP_LINE_CHARS bytes around a raw byte offset, decoded, with the cut marked in bytes. */
-	window(matchAt: number): string {
+	window(matchAt: number): Window {
 		const wantedFrom = Math.max(0, Math.min(matchAt - Math.floor(GREP_LINE_CHARS / 3), this.rawLength - GREP_LINE_CHARS));
 		const wantedTo = Math.min(this.rawLength, wantedFrom + GREP_LINE_CHARS);
 		// Continuation bytes are never escaped, so moving back over them moves back as many raw bytes.
@@ -265,7 +272,7 @@ class EscapedLine {
 		const text = JSON.parse(`"${this.bytes.toString('utf8', first, last)}"`) as string;
 		const before = from > 0 ? `[… ${formatCount(from)} bytes] ` : '';
 		const after = to < this.rawLength ? ` [${formatCount(this.rawLength - to)} bytes …]` : '';
-		return `${before}${text}${after}`;
+		return { text: `${before}${text}${after}`, cut: from > 0 || to < this.rawLength };
 	}
 
 	/** Raw bytes before an escaped position. */
@@ -314,9 +321,9 @@ function textOf(value: RgText): string {
 }
 
 /** The line without its ending, cut to a window around the first match when long. */
-function displayLine(data: RgMessage['data']): string {
+function displayLine(data: RgMessage['data']): Window {
 	const raw = withoutLineEnd(textOf(data.lines));
-	if (raw.length <= GREP_LINE_CHARS) return raw;
+	if (raw.length <= GREP_LINE_CHARS) return { text: raw, cut: false };
 	const at = charIndexOfByte(raw, data.submatches?.[0]?.start ?? 0);
 	let start = Math.max(0, Math.min(at - Math.floor(GREP_LINE_CHARS / 3), raw.length - GREP_LINE_CHARS));
 	let end = start + GREP_LINE_CHARS;
@@ -325,7 +332,7 @@ function displayLine(data: RgMessage['data']): string {
 	if (end < raw.length && isLowSurrogate(raw.charCodeAt(end))) end++;
 	const before = start > 0 ? `[… ${formatCount(start)} chars] ` : '';
 	const after = end < raw.length ? ` [${formatCount(raw.length - end)} chars …]` : '';
-	return `${before}${raw.slice(start, end)}${after}`;
+	return { text: `${before}${raw.slice(start, end)}${after}`, cut: true };
 }
 
 /** A regex anchored at the end would be tried at every position of a megabyte line; this is O(1). */
@@ -398,7 +405,7 @@ function render(input: Input, collected: Collected, offset: number, limit: numbe
 				fullPage = true;
 				break;
 			}
-			if (hit.text.includes(' chars …]') || hit.text.startsWith('[… ')) cutLines++;
+			if (hit.cut) cutLines++;
 			block.push(text);
 			bytes += size;
 			previous = hit.line;

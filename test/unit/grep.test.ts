@@ -161,8 +161,23 @@ describe('grep', () => {
 			assert.ok(Math.abs(omittedBefore - (Buffer.byteLength(before) - 100)) <= 3, 'the match is a third into the window');
 			assert.ok(match[2].includes(`needle[${'z'.repeat(150)}`));
 			assert.ok(Buffer.byteLength(match[2]) <= 303, 'about 300 bytes: a split character is taken whole');
+			assert.match(text.text, /1 long line was trimmed around the match/);
 		} finally {
 			long.cleanup();
+		}
+	});
+
+	it('counts a line as trimmed only when it was, whatever its text says', async () => {
+		const odd = makeTree({ 'a.txt': '[… see above] needle\n', 'b.txt': `needle ${'x'.repeat(20_000)}\n` });
+		try {
+			const result = await makeHarness(odd.root).invoke('grep', { pattern: 'needle' });
+			const text = (result.content[0] as { text: string }).text;
+			assert.match(text, /a\.txt:1: \[… see above\] needle/);
+			assert.match(text, /b\.txt:1: needle x+ \[[\d,]+ bytes …\]/);
+			assert.match(text, /\(1 long line was trimmed around the match; read_file shows them whole\)/);
+			assert.equal(result.metadata.truncated, true);
+		} finally {
+			odd.cleanup();
 		}
 	});
 

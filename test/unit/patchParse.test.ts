@@ -193,6 +193,15 @@ describe('patch parsing: unified diffs', () => {
 		assert.deepEqual(body(update(long.operations[0]).hunks[0]), ['-b', '+c']);
 	});
 
+	it('reads \'--- x\' and \'+++ y\' inside an unfinished hunk as removed and added lines, as git does', () => {
+		const counted = parsePatch('--- a/f.sql\n+++ b/f.sql\n@@ -1,3 +1,3 @@\n-a\n+A\n--- old\n+++ new\n b\n');
+		assert.equal(counted.operations.length, 1);
+		assert.deepEqual(body(update(counted.operations[0]).hunks[0]), ['-a', '+A', '--- old', '+++ new', ' b']);
+		const bare = parsePatch('--- a/f.sql\n+++ b/f.sql\n@@\n-a\n--- old\n+++ new\n b\n--- a/g\n+++ b/g\n@@\n-x\n+y\n');
+		assert.deepEqual(bare.operations.map(op => op.path), ['f.sql', 'g']);
+		assert.deepEqual(body(update(bare.operations[0]).hunks[0]), ['-a', '--- old', '+++ new', ' b']);
+	});
+
 	it('reads an empty line inside a hunk as an empty context line, but not blank lines after it', () => {
 		const patch = parsePatch('--- a/f\n+++ b/f\n@@ -1,3 +1,3 @@\n a\n\n-b\n+c\n\n\n--- a/g\n+++ b/g\n@@ -1 +1 @@\n-x\n+y\n');
 		assert.deepEqual(body(update(patch.operations[0]).hunks[0]), [' a', ' ', '-b', '+c']);

@@ -10,7 +10,9 @@ import {
  *
  * Models miscount hunk lengths, so the counts in `@@` are read leniently: a hunk ends at the
  * next header even if lines are missing, continues over `+`/`-`/` ` lines that follow it when the
- * count was too small, and an empty line inside a hunk is an empty context line.
+ * count was too small, and an empty line inside a hunk is an empty context line. Inside a hunk
+ * whose counts are not met, a `---`/`+++` pair is a file header only when a `@@` line follows it;
+ * otherwise it is a removed `-- …` and an added `++ …` line, as git reads it.
  */
 
 export function looksUnified(lines: readonly PatchTextLine[]): boolean {
@@ -68,11 +70,6 @@ class UnifiedParser {
 
 	private atFileHeader(at = this.index): boolean {
 		return this.lines[at]?.text.startsWith('--- ') === true && this.lines[at + 1]?.text.startsWith('+++ ') === true;
-	}
-
-	private atSectionEnd(at = this.index): boolean {
-		const text = this.lines[at]?.text;
-		return text === undefined || text.startsWith('diff --git ') || this.atFileHeader(at);
 	}
 
 	private gitSection(): void {
@@ -188,7 +185,10 @@ class UnifiedParser {
 				this.index++;
 				continue;
 			}
-			if (text.startsWith('@@') || this.atSectionEnd()) break;
+			if (text.startsWith('@@') || text.startsWith('diff --git ')) break;
+			// While the counts ask for more lines, `--- x` / `+++ y` is a removed `-- x` and an added `++ y`
+			// (SQL or Lua comments), unless a hunk header follows: then it is the next file of a miscounted hunk.
+			if (this.atFileHeader() && (satisfied || this.lines[this.index + 2]?.text.startsWith('@@'))) break;
 			if (text === '') {
 				// An empty line is an empty context line whose space an editor trimmed, unless the hunk is complete.
 				if (satisfied) break;

@@ -71,7 +71,8 @@ export function formatCount(n: number): string {
 	return fraction === undefined ? grouped : `${grouped}.${fraction}`;
 }
 
-function plural(n: number, word: string): string {
+/** `1 file`, `2,000 files`. */
+export function plural(n: number, word: string): string {
 	return `${formatCount(n)} ${word}${n === 1 ? '' : 's'}`;
 }
 

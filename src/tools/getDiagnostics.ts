@@ -1,12 +1,11 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import type { Diagnostic, ToolContext } from '../core/context';
-import { fromNodeError } from '../core/errors';
+import { statOrExplain } from '../core/files';
 import { formatDiagnostic } from '../core/mutation';
 import { contains } from '../core/paths';
 import { textResult, ToolResult } from '../core/result';
-import { formatCount } from '../core/truncate';
+import { formatCount, plural } from '../core/truncate';
 import { defineTool } from './tool';
 
 const schema = Type.Object({
@@ -43,12 +42,8 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 	}
 	const targets = await Promise.all((input.paths ?? []).map(async input => {
 		const resolved = await ctx.boundary.resolve(input, 'read');
-		try {
-			const stat = await fs.promises.stat(resolved.absolute);
-			return { absolute: resolved.absolute, display: resolved.display, folder: stat.isDirectory() };
-		} catch (error) {
-			throw fromNodeError(error, resolved.display);
-		}
+		const stat = await statOrExplain(resolved.absolute, resolved.display);
+		return { absolute: resolved.absolute, display: resolved.display, folder: stat.isDirectory() };
 	}));
 	const onlyFiles = targets.length > 0 && targets.every(target => !target.folder);
 	const all = await ctx.host.diagnostics(onlyFiles ? targets.map(target => target.absolute) : []);
@@ -60,7 +55,7 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 	const where = targets.length ? targets.map(target => target.display).join(', ') : 'the workspace';
 	if (wanted.length === 0) return textResult(`No errors or warnings in ${where} (as far as VS Code's language features have analysed it).`, { total: 0, errors: 0, warnings: 0 });
 	const shown = wanted.slice(0, MAX_DIAGNOSTICS);
-	const header = `${count(errors, 'error')} and ${count(warnings, 'warning')} in ${count(files, 'file')} (${where})${shown.length < wanted.length ? `; showing the first ${shown.length}, errors first` : ''}:`;
+	const header = `${plural(errors, 'error')} and ${plural(warnings, 'warning')} in ${plural(files, 'file')} (${where})${shown.length < wanted.length ? `; showing the first ${shown.length}, errors first` : ''}:`;
 	const lines = [header, ...shown.map(d => formatDiagnostic(d, ctx.boundary.display(d.path)))];
 	if (shown.length < wanted.length) lines.push(`[… ${formatCount(wanted.length - shown.length)} more omitted; give paths to narrow …]`);
 	return textResult(lines.join('\n'), { truncated: shown.length < wanted.length, total: wanted.length, errors, warnings, files });
@@ -76,6 +71,3 @@ function rank(d: Diagnostic): number {
 	return d.severity === 'error' ? 0 : 1;
 }
 
-function count(n: number, word: string): string {
-	return `${formatCount(n)} ${word}${n === 1 ? '' : 's'}`;
-}

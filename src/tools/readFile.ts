@@ -192,8 +192,9 @@ async function readBase64(path: string, display: string, size: number, input: In
 	const offset = input.offset ?? 1;
 	const start = offset < 0 ? Math.max(0, size + offset) : offset - 1;
 	if (offset === 0) throw new ToolError('invalid_input', 'offset is 1-based: use 1 for the first byte, or a negative number to count from the end.');
-	if (start > size || (start === size && size > 0)) {
-		throw new ToolError('invalid_input', `offset ${offset} is past the end of ${display}, which has ${formatCount(size)} bytes.`);
+	if (size === 0) return textResult(`${display}\n(the file is empty)`, { truncated: false, path: display, totalBytes: 0 });
+	if (start >= size) {
+		throw new ToolError('invalid_input', `offset ${offset} is past the end of ${display}, which has ${formatCount(size)} bytes. Use an offset from 1 to ${formatCount(size)}, or a negative one to read from the end.`);
 	}
 	const bytes = await readRange(path, start, Math.min(chunk, size - start));
 	const end = start + bytes.length;

@@ -5,6 +5,7 @@ import { PatchFileSummary, preparePatch } from '../core/patch/apply';
 import { parsePatch } from '../core/patch/parse';
 import { textResult, ToolResult } from '../core/result';
 import { formatCount, omittedMarker } from '../core/truncate';
+import { diagnosticsSection, statSummary } from './changeReport';
 import { defineTool } from './tool';
 
 const schema = Type.Object({
@@ -52,37 +53,35 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 			});
 		}
 		const commit = await commitChanges(ctx, titleOf(staged.files), staged.changes);
-		const files = staged.files.map((file, index) => {
-			const stat = commit.stats[index];
-			return stat ? { ...file, added: stat.added, removed: stat.removed } : file;
-		});
+		// commit.stats has one entry per change, in the order of staged.files.
+		const files: ChangedFile[] = staged.files.map((file, index) => ({ ...file, added: commit.stats[index].added, removed: commit.stats[index].removed }));
 		const touched = files.flatMap(file => (file.movedTo ? [file.path, file.movedTo] : [file.path]));
-		const added = files.reduce((sum, file) => sum + file.added, 0);
-		const removed = files.reduce((sum, file) => sum + file.removed, 0);
 		const unlisted = Math.max(0, files.length - MAX_LISTED_FILES);
 		const lines = [
-			`Applied the patch: ${plural(files.length, 'file')} changed, +${formatCount(added)} −${formatCount(removed)}.`,
+			// The per-file lines below carry bare counts, so the total drops statSummary's unit word.
+			`Applied the patch: ${plural(files.length, 'file')} changed, ${statSummary(commit).replace(/ lines$/, '')}.`,
 			...files.slice(0, MAX_LISTED_FILES).map(formatFile),
 			...(unlisted ? [omittedMarker({ hint: `${plural(unlisted, 'more file')} changed; the result's metadata.files lists every file` })] : []),
 			...(staged.protectedPaths.length ? [`Protected paths changed (confirmed by the user): ${staged.protectedPaths.join(', ')}`] : []),
 			...formatNotes(notes),
-			...(commit.diagnostics ? ['', 'New problems reported after the change:', commit.diagnostics] : []),
+			...diagnosticsSection(commit),
 		];
 		return textResult(lines.join('\n'), {
 			truncated: unlisted > 0,
 			format: patch.format,
 			files,
 			filesTouched: touched,
-			added,
-			removed,
 			...(commit.backups.length ? { backups: commit.backups } : {}),
 		});
 	});
 }
 
+/** A file of the result: what staging found, with the line counts of the committed diff. */
+type ChangedFile = PatchFileSummary & { readonly added: number; readonly removed: number };
+
 const STATUS_LETTER: Record<PatchFileSummary['status'], string> = { added: 'A', deleted: 'D', modified: 'M', moved: 'R' };
 
-function formatFile(file: PatchFileSummary): string {
+function formatFile(file: ChangedFile): string {
 	const name = file.movedTo ? `${file.path} → ${file.movedTo}` : file.path;
 	return `${STATUS_LETTER[file.status]} ${name} (+${formatCount(file.added)} −${formatCount(file.removed)})`;
 }

@@ -4,7 +4,7 @@ import type { ResolvedPath } from '../boundary';
 import type { FileChange, ToolContext } from '../context';
 import { BoundaryError, fromNodeError, throwIfAborted, ToolError } from '../errors';
 import { encodeText, hasBom } from '../text';
-import { countLines, formatBytes } from '../truncate';
+import { formatBytes } from '../truncate';
 import { decodeFileLines, encodeFileLines, newFileLines } from './fileLines';
 import { applyHunks } from './hunks';
 import {
@@ -25,9 +25,6 @@ export interface PatchFileSummary {
 	/** Display path (the source, for a move). */
 	readonly path: string;
 	readonly movedTo?: string;
-	/** Lines added and removed, counted from the hunks. */
-	readonly added: number;
-	readonly removed: number;
 }
 
 export interface StagedPatch {
@@ -60,8 +57,6 @@ interface Slot {
 	movedFrom?: Slot;
 	/** Patch line of the operation that deleted or moved it away. */
 	goneAt?: { line: number; how: 'deleted' | 'moved' };
-	added: number;
-	removed: number;
 }
 
 export async function stagePatch(patch: ParsedPatch, ctx: ToolContext): Promise<StagedPatch> {
@@ -141,7 +136,6 @@ class Stager {
 		if (slot.before === null) await this.checkParents(slot, operation.patchLine);
 		const file = newFileLines(operation.lines, operation.finalNewline);
 		slot.current = encodeFileLines(file);
-		slot.added += file.lines.length;
 		slot.goneAt = undefined;
 	}
 
@@ -156,8 +150,7 @@ class Stager {
 				throw new PatchApplyError(`${slot.display}: the patch deletes this file (patch line ${operation.patchLine}) but its removed lines are not the whole file: line ${left + 1} of what would remain is ${JSON.stringify(rest.file.lines[left])}. Read the file again and send its current content as the removed lines, or use '*** Delete File: ${slot.display}'. Nothing was changed.`, { path: slot.display });
 			}
 		}
-		// Any file may be deleted, binary ones too: its lines are counted, not decoded.
-		slot.removed += countLines(current);
+		// Any file may be deleted, binary ones too: it is not decoded.
 		slot.current = null;
 		slot.goneAt = { line: operation.patchLine, how: 'deleted' };
 	}
@@ -174,13 +167,9 @@ class Stager {
 			: undefined;
 		this.notes.push(...patched?.notes ?? []);
 		const after = patched ? encodeFileLines(patched.file) : current;
-		const added = patched?.added ?? 0;
-		const removed = patched?.removed ?? 0;
 		const target = operation.moveTo === undefined ? slot : await this.slot(operation.moveTo, operation.patchLine);
 		if (target === slot) {
 			slot.current = after;
-			slot.added += added;
-			slot.removed += removed;
 			return;
 		}
 		if (target.isDirectory || target.current !== null) {
@@ -189,12 +178,8 @@ class Stager {
 		if (target.before === null) await this.checkParents(target, operation.patchLine);
 		target.current = after;
 		target.movedFrom = slot.movedFrom && slot.before === null ? slot.movedFrom : slot;
-		target.added += slot.added + added;
-		target.removed += slot.removed + removed;
 		target.goneAt = undefined;
 		slot.current = null;
-		slot.added = 0;
-		slot.removed = 0;
 		slot.goneAt = { line: operation.patchLine, how: 'moved' };
 	}
 
@@ -243,7 +228,7 @@ class Stager {
 		if (!read.ok) throw read.error;
 		const slot: Slot = {
 			key: resolved.real, path: resolved.absolute, display: resolved.display, isProtected: resolved.isProtected,
-			before: read.value.before, current: read.value.before, isDirectory: read.value.isDirectory, added: 0, removed: 0,
+			before: read.value.before, current: read.value.before, isDirectory: read.value.isDirectory,
 		};
 		this.slots.set(slot.key, slot);
 		return slot;
@@ -292,7 +277,7 @@ class Stager {
 			const target = moves.get(slot);
 			if (target) {
 				changes.push({ path: slot.path, displayPath: slot.display, before: slot.before, after: target.current, movedTo: { path: target.path, displayPath: target.display } });
-				files.push({ status: 'moved', path: slot.display, movedTo: target.display, added: target.added, removed: target.removed });
+				files.push({ status: 'moved', path: slot.display, movedTo: target.display });
 				if (slot.isProtected) protectedPaths.add(slot.display);
 				if (target.isProtected) protectedPaths.add(target.display);
 				continue;
@@ -303,7 +288,7 @@ class Stager {
 			}
 			changes.push({ path: slot.path, displayPath: slot.display, before: slot.before, after: slot.current });
 			const status: FileStatus = slot.before === null ? 'added' : slot.current === null ? 'deleted' : 'modified';
-			files.push({ status, path: slot.display, added: slot.added, removed: slot.removed });
+			files.push({ status, path: slot.display });
 			if (slot.isProtected) protectedPaths.add(slot.display);
 		}
 		return { changes, files, notes: [...parseNotes, ...this.notes], protectedPaths: [...protectedPaths], unchanged };

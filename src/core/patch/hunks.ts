@@ -13,8 +13,6 @@ import { Hunk, PatchApplyError, showLine } from './model';
 
 export interface PatchedFile {
 	readonly file: FileLines;
-	readonly added: number;
-	readonly removed: number;
 	/** Hunks placed with tolerance (not exactly), for the result. */
 	readonly notes: string[];
 }
@@ -238,8 +236,6 @@ function splice(file: FileLines, placed: Placement[], display: string): Omit<Pat
 	const lines: string[] = [];
 	const endings: string[] = [];
 	let next = 0;
-	let added = 0;
-	let removed = 0;
 	let finalNewline = hasFinalNewline(file);
 	const total = file.lines.length;
 	for (const placement of order) {
@@ -255,11 +251,9 @@ function splice(file: FileLines, placed: Placement[], display: string): Omit<Pat
 				at++;
 			} else if (line.kind === 'remove') {
 				at++;
-				removed++;
 			} else {
 				lines.push(line.text);
 				endings.push(file.eol);
-				added++;
 			}
 		}
 		next = placement.start + placement.length;
@@ -279,5 +273,5 @@ function splice(file: FileLines, placed: Placement[], display: string): Omit<Pat
 		if (!finalNewline) endings[last] = '';
 		else if (endings[last] === '') endings[last] = file.eol;
 	}
-	return { file: { bom: file.bom, eol: file.eol, lines, endings }, added, removed };
+	return { file: { bom: file.bom, eol: file.eol, lines, endings } };
 }

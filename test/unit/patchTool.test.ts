@@ -98,6 +98,27 @@ describe('apply_patch (tool)', () => {
 		assert.equal(fs.readFileSync(tree.file('open.txt'), 'utf8'), 'unsaved\nLINE\n');
 	});
 
+	it('keeps one BOM when the unsaved editor text starts with U+FEFF', async () => {
+		tree = makeTree({});
+		fs.writeFileSync(tree.file('bom.txt'), '\ufeffsaved\n');
+		const dirty = new Map([[tree.file('bom.txt'), '\ufeffunsaved\n']]);
+		const harness = makeHarness(tree.root, { dirty });
+		await harness.text('apply_patch', { patch: codexUpdate('bom.txt', '@@', '-unsaved', '+patched') });
+		assert.equal(fs.readFileSync(tree.file('bom.txt'), 'utf8'), '\ufeffpatched\n');
+	});
+
+	it('refuses a file changed on disk since it was read before looking at its hunks, and asks nothing', async () => {
+		tree = makeTree({ 'seen.txt': 'one\ntwo\n' });
+		const harness = makeHarness(tree.root);
+		await harness.text('read_file', { path: 'seen.txt' });
+		fs.writeFileSync(tree.file('seen.txt'), 'changed\n');
+		const error = await harness.error('apply_patch', { patch: codexUpdate('seen.txt', '@@', '-two', '+2') });
+		assert.equal(error.code, 'stale_write');
+		assert.match(error.message, /changed on disk since you last read it/);
+		assert.deepEqual(harness.asked, []);
+		assert.equal(fs.readFileSync(tree.file('seen.txt'), 'utf8'), 'changed\n');
+	});
+
 	it('edits the target of a symlink inside the workspace and keeps the link', async () => {
 		tree = makeTree({ 'real/target.txt': 'old\n' });
 		fs.symlinkSync(path.join('real', 'target.txt'), tree.file('link.txt'));

@@ -2,8 +2,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ResolvedPath } from '../boundary';
 import type { FileChange, ToolContext } from '../context';
-import { BoundaryError, fromNodeError, throwIfAborted, ToolError } from '../errors';
-import { encodeText, hasBom } from '../text';
+import { BoundaryError, throwIfAborted, ToolError } from '../errors';
+import { readCurrent } from '../mutation';
 import { formatBytes } from '../truncate';
 import { decodeFileLines, encodeFileLines, newFileLines } from './fileLines';
 import { applyHunks } from './hunks';
@@ -234,30 +234,19 @@ class Stager {
 		return slot;
 	}
 
+	/**
+	 * What the patch is applied to: readCurrent gives the editor's unsaved text when there is one
+	 * and refuses a file changed since it was read. A folder becomes a slot that refuses every
+	 * operation with a patch-specific message, and big files are refused before they are read.
+	 */
 	private async read(resolved: ResolvedPath): Promise<ReadResult> {
-		let stat: fs.Stats;
-		try {
-			stat = await fs.promises.stat(resolved.real);
-		} catch (error) {
-			const code = (error as NodeJS.ErrnoException).code;
-			if (code === 'ENOENT' || code === 'ENOTDIR') return { before: null, isDirectory: false };
-			throw fromNodeError(error, resolved.display);
-		}
-		if (stat.isDirectory()) return { before: null, isDirectory: true };
-		if (!stat.isFile()) throw new ToolError('io', `${resolved.display} is not a regular file (a device, socket or pipe); apply_patch cannot change it. Nothing was changed.`);
-		if (stat.size > MAX_PATCH_FILE_BYTES) {
+		const stat = await fs.promises.stat(resolved.absolute).catch(() => undefined);
+		if (stat?.isDirectory()) return { before: null, isDirectory: true };
+		if (stat?.isFile() && stat.size > MAX_PATCH_FILE_BYTES) {
 			throw new ToolError('too_large', `${resolved.display} is ${formatBytes(stat.size)}, over the ${formatBytes(MAX_PATCH_FILE_BYTES)} apply_patch handles. Nothing was changed; edit it with edit_file or a command instead.`);
 		}
-		let bytes: Uint8Array;
-		try {
-			bytes = await fs.promises.readFile(resolved.real);
-		} catch (error) {
-			throw fromNodeError(error, resolved.display);
-		}
-		// An open editor with unsaved changes holds the text the person sees: patch that.
-		const dirty = this.ctx.host.dirtyText(resolved.absolute) ?? this.ctx.host.dirtyText(resolved.real);
-		if (dirty !== undefined) bytes = encodeText(dirty, { bom: hasBom(bytes) });
-		return { before: bytes, isDirectory: false };
+		const current = await readCurrent(this.ctx, resolved.absolute, resolved.display);
+		return { before: current.bytes, isDirectory: false };
 	}
 
 	finish(parseNotes: readonly string[]): StagedPatch {

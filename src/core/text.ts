@@ -1,4 +1,7 @@
 import { isUtf8 } from 'node:buffer';
+import { ToolError } from './errors';
+import { looksBinary } from './files';
+import { formatBytes } from './truncate';
 
 /**
  * The shape of a text file that a change must keep: BOM, line endings and whether the last line
@@ -63,6 +66,17 @@ export function decodeText(bytes: Uint8Array): DecodedText | undefined {
 	const text = buffer.toString('utf8');
 	const format = detectFormat(text);
 	return { text: format.bom ? text.slice(1) : text, format };
+}
+
+/**
+ * The text of a file a tool is about to change as text, or the reason it cannot be: binary, or not
+ * UTF-8 (both would be corrupted). `doing` names the change ("edited as text"), `instead` the way out.
+ */
+export function decodeChangeableText(bytes: Uint8Array, display: string, doing: string, instead: string): DecodedText {
+	const decoded = looksBinary(bytes) ? undefined : decodeText(bytes);
+	if (decoded) return decoded;
+	const what = looksBinary(bytes) ? `a binary file (${formatBytes(bytes.byteLength)})` : 'not valid UTF-8 text (another encoding?)';
+	throw new ToolError('binary_file', `${display} is ${what}: it cannot be ${doing} without corrupting it. Nothing was written. ${instead}`);
 }
 
 /** Text (without BOM) to bytes, with the BOM when the format has one. */

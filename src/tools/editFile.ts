@@ -1,12 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import type { ToolContext } from '../core/context';
 import { ToolError } from '../core/errors';
-import { looksBinary } from '../core/files';
 import { LEVEL_DESCRIPTIONS, locateText, MatchLevel, nearestLines } from '../core/match';
 import { commitChanges, readCurrent, withFileLocks } from '../core/mutation';
 import { textResult, ToolResult } from '../core/result';
-import { decodeText, encodeText, fitToFormat, lineTable, TextFormat } from '../core/text';
-import { cutLine, formatBytes, formatCount } from '../core/truncate';
+import { decodeChangeableText, encodeText, fitToFormat, lineTable, TextFormat } from '../core/text';
+import { cutLine, formatCount } from '../core/truncate';
 import { boundedDiff, diagnosticsSection, statSummary } from './changeReport';
 import { defineTool } from './tool';
 
@@ -64,7 +63,7 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 			throw new ToolError('not_found', `${display} does not exist. Nothing was written. Create it with write_file, or check the path with find_files.`);
 		}
 		const before = current.bytes!;
-		const decoded = textOf(before, display);
+		const decoded = decodeChangeableText(before, display, 'edited as text', 'Replace the whole file with write_file (encoding "base64" for raw bytes), or ask the user.');
 		let text = decoded.text;
 		const located: Located[] = [];
 		for (const [index, edit] of input.edits.entries()) {
@@ -113,17 +112,6 @@ function checkEdits(input: Input): void {
 
 function editName(index: number, count: number): string {
 	return count === 1 ? 'The edit' : `Edit #${index + 1}`;
-}
-
-function textOf(bytes: Uint8Array, display: string): { text: string; format: TextFormat } {
-	if (looksBinary(bytes.subarray(0, 8192))) {
-		throw new ToolError('binary_file', `${display} is a binary file (${formatBytes(bytes.byteLength)}); it cannot be edited as text. Nothing was written. Use write_file with encoding "base64" to replace it.`);
-	}
-	const decoded = decodeText(bytes);
-	if (!decoded) {
-		throw new ToolError('binary_file', `${display} is not valid UTF-8 text (another encoding?); editing it as text would corrupt it. Nothing was written. Ask the user, or replace the whole file with write_file.`);
-	}
-	return decoded;
 }
 
 function applyEdit(

@@ -6,7 +6,7 @@ import { ToolError } from '../core/errors';
 import { looksBinary } from '../core/files';
 import { commitChanges, readCurrent, withFileLocks } from '../core/mutation';
 import { textResult, ToolResult } from '../core/result';
-import { decodeText, DEFAULT_FORMAT, encodeText, ensureFinalNewline, fitToFormat, TextFormat } from '../core/text';
+import { decodeChangeableText, decodeText, DEFAULT_FORMAT, encodeText, ensureFinalNewline, fitToFormat, TextFormat } from '../core/text';
 import { formatBytes } from '../core/truncate';
 import { boundedDiff, diagnosticsSection, statSummary } from './changeReport';
 import { defineTool } from './tool';
@@ -138,11 +138,9 @@ function bytesOfText(content: string, existing: Uint8Array | null, mode: Mode, d
 		const text = wantFinalNewline ? ensureFinalNewline(body, eolOf(body)) : body;
 		return { bytes: encodeText(text, { bom }), notes };
 	}
+	if (mode === 'append' && existing.byteLength > 0) decodeChangeableText(existing, display, 'appended to as text', 'Use encoding "base64" to append bytes.');
 	const decoded = existing.byteLength === 0 ? { text: '', format: { ...DEFAULT_FORMAT, eol: eolOf(content) } } : decodeText(existing);
-	const binary = decoded === undefined || looksBinary(existing.subarray(0, 8192));
-	if (mode === 'append' && binary) {
-		throw new ToolError('binary_file', `${display} is a binary file; appending text to it would corrupt it. Nothing was written. Use encoding "base64" to append bytes.`);
-	}
+	const binary = decoded === undefined || looksBinary(existing);
 	if (binary || decoded === undefined) {
 		// Replacing a binary file: there is no text shape to keep.
 		return { bytes: encodeText(wantFinalNewline ? ensureFinalNewline(content, '\n') : content, { bom: false }), notes };

@@ -134,11 +134,56 @@ describe('write_file', () => {
 			assert.equal(read('empty.txt'), 'a\r\nb');
 		});
 
+		it('refuses to append text to a file that is not UTF-8, saying so', async () => {
+			fs.writeFileSync(tree.file('latin1.txt'), Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]));
+			const error = await makeHarness(tree.root).error('write_file', { path: 'latin1.txt', content: 'more', mode: 'append' });
+			assert.equal(error.code, 'binary_file');
+			assert.match(error.message, /not valid UTF-8 text .* cannot be appended to as text/);
+			assert.deepEqual(bytes('latin1.txt'), Buffer.from([0x63, 0x61, 0x66, 0xe9, 0x0a]));
+		});
+
 		it('refuses to append text to a binary file', async () => {
 			const before = bytes('blob.bin');
 			const error = await makeHarness(tree.root).error('write_file', { path: 'blob.bin', content: 'text', mode: 'append' });
 			assert.equal(error.code, 'binary_file');
 			assert.deepEqual(bytes('blob.bin'), before);
+		});
+
+		it('appends base64 bytes after the existing bytes of a binary file', async () => {
+			const result = await makeHarness(tree.root).invoke('write_file', { path: 'blob.bin', content: Buffer.from([4, 0, 5]).toString('base64'), encoding: 'base64', mode: 'append' });
+			assert.equal(result.error, undefined);
+			assert.deepEqual(bytes('blob.bin'), Buffer.from([0, 1, 2, 3, 255, 4, 0, 5]));
+			assert.match((result.content[0] as { text: string }).text, /^Wrote blob\.bin \(appended\): 3 B appended, 8 B in all/);
+			assert.equal(result.metadata.bytesWritten, 3);
+			assert.equal(result.metadata.totalBytes, 8);
+		});
+
+		it('append with ensureFinalNewline ends the file with its own line ending', async () => {
+			await makeHarness(tree.root).text('write_file', { path: 'crlf.txt', content: 'three\nfour', mode: 'append', ensureFinalNewline: true });
+			assert.equal(read('crlf.txt'), 'one\r\ntwo\r\nthree\r\nfour\r\n');
+			await makeHarness(tree.root).text('write_file', { path: 'a.txt', content: 'gamma', mode: 'append' });
+			assert.equal(read('a.txt'), 'alpha\nbeta\ngamma', 'without ensureFinalNewline nothing is added');
+		});
+
+		it('says it kept the UTF-8 BOM when overwriting a BOM file with text that has none', async () => {
+			const h = makeHarness(tree.root);
+			const text = await h.text('write_file', { path: 'bom.txt', content: 'neu\n' });
+			assert.deepEqual(bytes('bom.txt'), Buffer.from('\uFEFFneu\n', 'utf8'));
+			assert.match(text, /^Kept the file's .*UTF-8 BOM\.$/m);
+			const again = await h.text('write_file', { path: 'bom.txt', content: '\uFEFFanders\n' });
+			assert.deepEqual(bytes('bom.txt'), Buffer.from('\uFEFFanders\n', 'utf8'));
+			assert.doesNotMatch(again, /BOM/, 'content that brings its own BOM needs no note');
+		});
+
+		it('replaces a binary file with text as given on overwrite', async () => {
+			const h = makeHarness(tree.root);
+			const result = await h.invoke('write_file', { path: 'blob.bin', content: 'now text\r\nline two' });
+			assert.equal(result.error, undefined);
+			assert.match((result.content[0] as { text: string }).text, /^Wrote blob\.bin \(overwritten\): 18 B/);
+			assert.deepEqual(bytes('blob.bin'), Buffer.from('now text\r\nline two'), 'no BOM, no line-ending change, no final newline added');
+			fs.writeFileSync(tree.file('blob.bin'), Buffer.from([0, 1, 2]));
+			await makeHarness(tree.root).text('write_file', { path: 'blob.bin', content: 'x', ensureFinalNewline: true });
+			assert.equal(read('blob.bin'), 'x\n');
 		});
 	});
 

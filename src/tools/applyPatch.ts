@@ -4,7 +4,7 @@ import { commitChanges, withFileLocks } from '../core/mutation';
 import { PatchFileSummary, preparePatch } from '../core/patch/apply';
 import { parsePatch } from '../core/patch/parse';
 import { textResult, ToolResult } from '../core/result';
-import { formatCount, omittedMarker } from '../core/truncate';
+import { formatCount, omittedMarker, plural } from '../core/truncate';
 import { diagnosticsSection, statSummary } from './changeReport';
 import { defineTool } from './tool';
 
@@ -58,8 +58,7 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 		const touched = files.flatMap(file => (file.movedTo ? [file.path, file.movedTo] : [file.path]));
 		const unlisted = Math.max(0, files.length - MAX_LISTED_FILES);
 		const lines = [
-			// The per-file lines below carry bare counts, so the total drops statSummary's unit word.
-			`Applied the patch: ${plural(files.length, 'file')} changed, ${statSummary(commit).replace(/ lines$/, '')}.`,
+			`Applied the patch: ${plural(files.length, 'file')} changed, ${statSummary(commit)}.`,
 			...files.slice(0, MAX_LISTED_FILES).map(formatFile),
 			...(unlisted ? [omittedMarker({ hint: `${plural(unlisted, 'more file')} changed; the result's metadata.files lists every file` })] : []),
 			...(staged.protectedPaths.length ? [`Protected paths changed (confirmed by the user): ${staged.protectedPaths.join(', ')}`] : []),
@@ -97,10 +96,6 @@ function titleOf(files: readonly PatchFileSummary[]): string {
 	const names = files.slice(0, 3).map(file => (file.movedTo ? `${file.path} → ${file.movedTo}` : file.path));
 	const more = files.length > 3 ? ` and ${formatCount(files.length - 3)} more` : '';
 	return `Apply patch to ${plural(files.length, 'file')}: ${names.join(', ')}${more}`;
-}
-
-function plural(n: number, word: string): string {
-	return `${formatCount(n)} ${word}${n === 1 ? '' : 's'}`;
 }
 
 /** ` to src/a.ts` / ` to 3 files` for the progress line, from a cheap look at the headers. */

@@ -9,7 +9,7 @@ export const RESULT_DIFF_LINES = 400;
 export function statSummary(commit: Pick<CommitResult, 'stats'>): string {
 	const added = commit.stats.reduce((sum, stat) => sum + stat.added, 0);
 	const removed = commit.stats.reduce((sum, stat) => sum + stat.removed, 0);
-	return `+${formatCount(added)} −${formatCount(removed)} lines`;
+	return `+${formatCount(added)} −${formatCount(removed)}`;
 }
 
 /** The diff for a result, cut to a size a model can take in. */

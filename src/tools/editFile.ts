@@ -78,7 +78,7 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 		const commit = await commitChanges(ctx, `Edit ${display}`, [{ path: target.absolute, displayPath: display, before, after }]);
 		const diff = boundedDiff(commit.diff, `read ${display} with read_file to see the result`);
 		const lines = [
-			`Edited ${display}${current.fromEditor ? ' (its unsaved editor text)' : ''}: ${input.edits.length} edit${input.edits.length === 1 ? '' : 's'}, ${statSummary(commit)}.`,
+			`Edited ${display}${current.fromEditor ? ' (its unsaved editor text)' : ''}: ${input.edits.length} edit${input.edits.length === 1 ? '' : 's'}, ${statSummary(commit)} lines.`,
 			...located.flatMap(describeLocated),
 			'',
 			diff.text,

@@ -67,7 +67,7 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 		const commit = await commitChanges(ctx, `${verb} ${display}`, [{ path: target.absolute, displayPath: display, before: current.bytes, after: bytes }]);
 		const written = mode === 'append' && current.exists ? bytes.byteLength - current.bytes!.byteLength : bytes.byteLength;
 		const what = !current.exists ? 'created' : mode === 'append' ? 'appended' : 'overwritten';
-		const lines = [`Wrote ${display} (${what}): ${formatBytes(written)}${mode === 'append' && current.exists ? ` appended, ${formatBytes(bytes.byteLength)} in all` : ''}, ${statSummary(commit)}.`, ...notes];
+		const lines = [`Wrote ${display} (${what}): ${formatBytes(written)}${mode === 'append' && current.exists ? ` appended, ${formatBytes(bytes.byteLength)} in all` : ''}, ${statSummary(commit)} lines.`, ...notes];
 		let truncated = false;
 		if (current.exists && !content) {
 			const diff = boundedDiff(commit.diff, `read ${display} with read_file to check the result`);

@@ -162,6 +162,18 @@ describe('edit_file', () => {
 			assert.match(error.message, /most similar text is at line 5:\n5\tfunction b\(\) \{\n6\t\treturn 1;/);
 			assert.match(error.message, /Nothing was written/);
 		});
+
+		it('edits that cancel out are a "no change" result: nothing asked, nothing written', async () => {
+			const h = makeHarness(tree.root);
+			const before = fs.statSync(tree.file('crlf.txt'));
+			const result = await h.invoke('edit_file', { path: 'crlf.txt', edits: [{ oldText: 'two', newText: 'TWO' }, { oldText: 'TWO', newText: 'two' }] });
+			assert.equal(result.error, undefined);
+			assert.equal((result.content[0] as { text: string }).text, 'No change: the edits leave crlf.txt exactly as it was. Nothing was written.');
+			assert.equal(h.asked.length, 0);
+			assert.deepEqual(bytes('crlf.txt'), Buffer.from('one\r\ntwo\r\nthree\r\n'));
+			assert.equal(fs.statSync(tree.file('crlf.txt')).mtimeMs, before.mtimeMs);
+			assert.equal(result.metadata.filesTouched, undefined);
+		});
 	});
 
 	describe('bad input (nothing written)', () => {

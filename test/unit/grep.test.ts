@@ -204,6 +204,17 @@ describe('grep', () => {
 		assert.match(text, /^No matches for "zzz_nothing"\. Ignored files/);
 	});
 
+	it('says when offset is past the end of the matches', async () => {
+		const h = makeHarness(tree.root);
+		for (const offset of [5, 40]) {
+			const result = await h.invoke('grep', { pattern: 'alpha', offset });
+			assert.equal(result.error, undefined);
+			assert.equal((result.content[0] as { text: string }).text, `5 matching lines in 4 files for "alpha"; offset ${offset} is past the end. Use a smaller offset.`);
+			assert.equal(result.metadata.matches, 0);
+			assert.equal(result.metadata.nextOffset, undefined);
+		}
+	});
+
 	describe('bad input', () => {
 		it('returns ripgrep\'s explanation of an invalid regex', async () => {
 			const error = await makeHarness(tree.root).error('grep', { pattern: '(unclosed' });

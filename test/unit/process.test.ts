@@ -325,4 +325,34 @@ describe('run_command', function () {
 		await env.state.sessions.dispose();
 		assert.equal(groupAlive(pgid), false);
 	});
+
+	it('passes extra environment variables and stdin to the command', async () => {
+		const h = makeHarness(tree.root);
+		const envText = await h.text('run_command', { command: 'echo "FOO=$FOO"', env: { FOO: 'bar' } });
+		assert.match(envText, /--- stdout \(1 line, 8 B\) ---\nFOO=bar/);
+		const stdinText = await h.text('run_command', { command: 'cat', stdin: 'hello' });
+		assert.match(stdinText, /^Exit code 0 after/);
+		assert.match(stdinText, /--- stdout \(1 line, 5 B\) ---\nhello/);
+	});
+
+	it('explains exit code 126: a command that was found but could not be run', async () => {
+		fs.writeFileSync(tree.file('script.sh'), '#!/bin/sh\necho should-not-run\n', { mode: 0o644 });
+		const h = makeHarness(tree.root);
+		const result = await h.invoke('run_command', { command: './script.sh' });
+		const text = resultText(result);
+		assert.equal(result.metadata.exitCode, 126);
+		assert.match(text, /^Exit code 126 after [\d.]+ s: a command was found but could not be run \(.*Permission denied\) \(not executable, or a folder\)\. Check its permissions \(chmod \+x\)/);
+		assert.doesNotMatch(text, /should-not-run/);
+	});
+
+	it('reports a command killed by a signal in its headline and metadata', async () => {
+		const h = makeHarness(tree.root);
+		const result = await h.invoke('run_command', { command: 'echo dying; kill -TERM $$' });
+		const text = resultText(result);
+		assert.equal(result.error, undefined);
+		assert.match(text, /^Killed by SIGTERM after [\d.]+ s\./);
+		assert.match(text, /dying/);
+		assert.equal(result.metadata.signal, 'SIGTERM');
+		assert.equal(result.metadata.exitCode, null);
+	});
 });

@@ -129,6 +129,15 @@ describe('read_file', () => {
 			const cls = await makeHarness(tree.root).text('read_file', { path: 'code.py', offset: 3, mode: 'indentation' });
 			assert.match(cls, /lines 3–11 of 14/);
 		});
+
+		it('refuses an offset below 1 in indentation mode', async () => {
+			const h = makeHarness(tree.root);
+			for (const offset of [0, -3]) {
+				const error = await h.error('read_file', { path: 'code.py', offset, mode: 'indentation' });
+				assert.equal(error.code, 'invalid_input');
+				assert.match(error.message, /mode "indentation" needs a positive offset/);
+			}
+		});
 	});
 
 	describe('binary, images and base64', () => {
@@ -160,6 +169,12 @@ describe('read_file', () => {
 			const tail = await harness.text('read_file', { path: 'blob.bin', encoding: 'base64', offset: -2 });
 			assert.equal(tail.split('\n')[1], Buffer.from([0, 7]).toString('base64'));
 		});
+
+		it('refuses a base64 offset past the end, saying the size', async () => {
+			const error = await makeHarness(tree.root).error('read_file', { path: 'blob.bin', encoding: 'base64', offset: 9 });
+			assert.equal(error.code, 'invalid_input');
+			assert.match(error.message, /^offset 9 is past the end of blob\.bin, which has 8 bytes\. Use an offset from 1 to 8/);
+		});
 	});
 
 	describe('editor text and errors', () => {
@@ -169,6 +184,18 @@ describe('read_file', () => {
 			const text = (result.content[0] as { text: string }).text;
 			assert.equal(text, 'src/a.ts (unsaved editor text): lines 1–2 of 2\n1\tedited in the editor\n2\tnot saved');
 			assert.equal(result.metadata.unsavedChanges, true);
+		});
+
+		it('reads the last lines of the unsaved editor text with a negative offset', async () => {
+			const dirty = new Map([[tree.file('src/a.ts'), 'e1\ne2\ne3\ne4\n']]);
+			const result = await makeHarness(tree.root, { dirty }).invoke('read_file', { path: 'src/a.ts', offset: -2 });
+			const text = (result.content[0] as { text: string }).text;
+			const shown = text.split('\n');
+			assert.equal(shown[0], 'src/a.ts (unsaved editor text): lines 3–4 of 4');
+			assert.deepEqual(shown.slice(-2), ['3\te3', '4\te4']);
+			assert.match(text, /use offset=1 with limit=2 for the lines before/);
+			assert.doesNotMatch(text, /line 10/, 'the disk content is not read');
+			assert.deepEqual([result.metadata.firstLine, result.metadata.lastLine, result.metadata.unsavedChanges], [3, 4, true]);
 		});
 
 		it('records the version it read, for stale-write detection', async () => {

@@ -5,7 +5,7 @@ import { createNodeEnvironment } from '../../src/core/nodeHost';
 import { resultText, textResult } from '../../src/core/result';
 import { ToolRegistry } from '../../src/tools/registry';
 import { defineTool } from '../../src/tools/tool';
-import { makeTree } from './helpers';
+import { makeHarness, makeTree } from './helpers';
 
 /** A mutating tool that records what it would write, to test the approval flow without files. */
 function fakeTools(log: string[]) {
@@ -205,6 +205,22 @@ describe('ToolRegistry', () => {
 			assert.equal(result.error?.code, 'cancelled');
 			assert.deepEqual(log, []);
 		});
+	});
+
+	it('previews a read tool as a call request when approval is "always", and as nothing otherwise', async () => {
+		const h = makeHarness(tree.root, { settings: { approval: 'always' } });
+		const request = await h.registry.preview('read_file', { path: 'a.txt', offset: 1 });
+		assert.ok(request, 'a read needs confirmation under approval: always');
+		assert.equal(request.kind, 'call');
+		if (request.kind === 'call') {
+			assert.equal(request.title, 'Run read_file: Reading a.txt from line 1');
+			assert.deepEqual(JSON.parse(request.detail), { path: 'a.txt', offset: 1 });
+		}
+		assert.equal(h.asked.length, 0, 'a preview asks nobody');
+		assert.equal(await makeHarness(tree.root).registry.preview('read_file', { path: 'a.txt' }), undefined, 'the default policy does not ask for reads');
+		const perCall = await makeHarness(tree.root).registry.preview('read_file', { path: 'a.txt' }, { settings: { approval: 'always' } });
+		assert.equal(perCall?.kind, 'call', 'a per-call approval: always counts too');
+		assert.equal(await h.registry.preview('read_file', { path: 'a.txt', offset: 'x' }), undefined, 'invalid input: invoke reports it');
 	});
 });
 

@@ -320,4 +320,16 @@ describe('session tools', function () {
 		assert.match((await h.error('exec_command', { command: 'pwd', yieldMs: -1 })).message, /yieldMs: must be ≥ 0/);
 		assert.match((await h.error('write_stdin', { sessionId: 1, yieldMs: 10_000_000 })).message, /yieldMs: must be ≤ 300000/);
 	});
+
+	it('exec_command honours maxOutputBytes: the output is cut to it with head and tail kept', async () => {
+		const result = await h.invoke('exec_command', { command: 'seq 1 20000', tty: false, maxOutputBytes: 1024, yieldMs: 5000 });
+		assert.equal(result.error, undefined);
+		const text = resultText(result);
+		assert.equal(result.metadata.truncated, true);
+		assert.ok((result.metadata.bytesOmitted as number) > 100_000, `bytesOmitted ${result.metadata.bytesOmitted}`);
+		assert.ok(Buffer.byteLength(text) < 2048, `result is ${Buffer.byteLength(text)} bytes`);
+		assert.match(text, /\n1\n2\n/, 'the head is kept');
+		assert.match(text, /19999\n20000\n/, 'the tail is kept');
+		assert.doesNotMatch(text, /\n10000\n/, 'the middle is cut');
+	});
 });

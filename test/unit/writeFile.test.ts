@@ -181,9 +181,13 @@ describe('write_file', () => {
 			assert.equal(result.error, undefined);
 			assert.match((result.content[0] as { text: string }).text, /^Wrote blob\.bin \(overwritten\): 18 B/);
 			assert.deepEqual(bytes('blob.bin'), Buffer.from('now text\r\nline two'), 'no BOM, no line-ending change, no final newline added');
-			fs.writeFileSync(tree.file('blob.bin'), Buffer.from([0, 1, 2]));
-			await makeHarness(tree.root).text('write_file', { path: 'blob.bin', content: 'x', ensureFinalNewline: true });
-			assert.equal(read('blob.bin'), 'x\n');
+			// NUL bytes are valid UTF-8: binary by its content, yet it would decode as text with a final newline.
+			fs.writeFileSync(tree.file('nul.bin'), Buffer.from([0, 0, 1, 2, 0x0a]));
+			await h.text('write_file', { path: 'nul.bin', content: 'a\r\nb' });
+			assert.equal(read('nul.bin'), 'a\r\nb', 'the old bytes give the text no shape');
+			fs.writeFileSync(tree.file('nul.bin'), Buffer.from([0, 1, 2]));
+			await makeHarness(tree.root).text('write_file', { path: 'nul.bin', content: 'x', ensureFinalNewline: true });
+			assert.equal(read('nul.bin'), 'x\n');
 		});
 	});
 

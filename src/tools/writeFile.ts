@@ -165,7 +165,7 @@ function eolOf(text: string): '\n' | '\r\n' {
 function describeKept(format: TextFormat, content: string): string | undefined {
 	const kept: string[] = [];
 	if (format.eol === '\r\n' && /(^|[^\r])\n/.test(content)) kept.push('CRLF line endings');
-	if (format.bom && !content.startsWith('\ufeff')) kept.push('the UTF-8 BOM');
+	if (format.bom && !content.startsWith('\ufeff')) kept.push('UTF-8 BOM');
 	return kept.length ? `Kept the file's ${kept.join(' and ')}.` : undefined;
 }
 

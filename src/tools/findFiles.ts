@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import type { ToolContext } from '../core/context';
@@ -80,7 +81,7 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 	const lines = page.map(found => ctx.boundary.display(path.join(found.cwd, found.relative)));
 	let header: string;
 	if (total === 0) {
-		header = `No files match ${JSON.stringify(input.pattern)}${where}.${input.includeIgnored ? '' : ' Ignored files (.gitignore, editor excludes, .git, node_modules) were skipped: set includeIgnored to include them.'}${includeHidden ? '' : ' Hidden (dot) files were skipped: set includeHidden to include them.'}`;
+		header = `No files match ${JSON.stringify(input.pattern)}${where}.${await folderHint(input.pattern, scopes)}${input.includeIgnored ? '' : ' Ignored files (.gitignore, editor excludes, .git, node_modules) were skipped: set includeIgnored to include them.'}${includeHidden ? '' : ' Hidden (dot) files were skipped: set includeHidden to include them.'}`;
 	} else if (page.length === 0) {
 		header = `${formatCount(total)} files match ${JSON.stringify(input.pattern)}${where}, so offset ${offset} is past the end. Use an offset below ${total}.`;
 	} else {
@@ -97,6 +98,19 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 		offset,
 		...(more > 0 ? { nextOffset: offset + page.length } : {}),
 	});
+}
+
+/**
+ * A pattern without glob characters that names a folder matches no file: models often pass a
+ * folder name where they mean "the files in it". Say how to ask for that.
+ */
+async function folderHint(pattern: string, scopes: readonly { cwd: string; arg: string }[]): Promise<string> {
+	if (/[*?[\]{}]/.test(pattern)) return '';
+	for (const scope of scopes) {
+		const stat = await fs.promises.stat(path.join(scope.cwd, scope.arg, pattern)).catch(() => undefined);
+		if (stat?.isDirectory()) return ` ${pattern} is a folder: to find the files in it use the pattern "${pattern.replace(/\/+$/, '')}/**", or list it with list_dir.`;
+	}
+	return '';
 }
 
 /**

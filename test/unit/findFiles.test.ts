@@ -35,6 +35,14 @@ describe('find_files', () => {
 		assert.deepEqual(pathsOf(text), ['Z.ts', 'src/a.ts', 'src/b.ts', 'src/sub/c.test.ts', 'src/sub/c.ts']);
 	});
 
+	it('says how to find the files of a folder given as the pattern', async () => {
+		const text = await makeHarness(tree.root).text('find_files', { pattern: 'src' });
+		assert.match(text, /^No files match "src"\. src is a folder: to find the files in it use the pattern "src\/\*\*", or list it with list_dir\./);
+		const files = await makeHarness(tree.root).text('find_files', { pattern: 'src/**' });
+		assert.match(files, /^5 files match "src\/\*\*"/);
+		assert.doesNotMatch(await makeHarness(tree.root).text('find_files', { pattern: 'nothing-here' }), /is a folder/);
+	});
+
 	it('treats **/x and x alike', async () => {
 		const h = makeHarness(tree.root);
 		assert.deepEqual(pathsOf(await h.text('find_files', { pattern: '**/*.ts' })), pathsOf(await h.text('find_files', { pattern: '*.ts' })));

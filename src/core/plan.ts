@@ -1,6 +1,6 @@
 import * as fs from 'node:fs/promises';
 import { Static, Type } from '@sinclair/typebox';
-import type { Boundary } from './boundary';
+import type { Boundary, ResolvedPath } from './boundary';
 import type { FileChange, FileVersion } from './context';
 import { fieldName, fromNodeError } from './errors';
 import { compactStamp } from './files';
@@ -86,8 +86,9 @@ export interface PlanFileState {
 }
 
 /** Reads the plan file named by the setting. Only the boundary's refusals and I/O faults throw. */
-export async function readPlanFile(boundary: Boundary, planFile: string, access: 'read' | 'write' = 'read'): Promise<PlanFileState> {
-	const target = await boundary.resolve(planFile, access);
+export async function readPlanFile(boundary: Boundary, planFile: string | ResolvedPath, access: 'read' | 'write' = 'read'): Promise<PlanFileState> {
+	// A caller that already resolved the path (to take its lock) hands it over.
+	const target = typeof planFile === 'string' ? await boundary.resolve(planFile, access) : planFile;
 	let bytes: Buffer;
 	let version: FileVersion;
 	try {

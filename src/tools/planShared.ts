@@ -53,5 +53,5 @@ export async function savePlan(ctx: ToolContext, state: PlanFileState, plan: Pla
  */
 export async function withPlanForChange<T>(ctx: ToolContext, work: (state: PlanFileState) => Promise<T>): Promise<T> {
 	const target = await ctx.boundary.resolve(ctx.settings.planFile, 'write');
-	return withFileLocks(ctx.state, [target.absolute], async () => work(await readPlanFile(ctx.boundary, ctx.settings.planFile, 'write')));
+	return withFileLocks(ctx.state, [target.absolute], async () => work(await readPlanFile(ctx.boundary, target, 'write')));
 }

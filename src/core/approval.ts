@@ -8,7 +8,7 @@ import { truncateText } from './truncate';
  * policy: `never` means "don't ask for ordinary changes", not "touch .git without asking".
  */
 export function needsApproval(request: ApprovalRequest, settings: Settings): boolean {
-	if (request.kind === 'files' && request.protectedPaths.length > 0) return true;
+	if (mustReachPerson(request)) return true;
 	switch (settings.approval) {
 		case 'never':
 			return false;
@@ -19,11 +19,21 @@ export function needsApproval(request: ApprovalRequest, settings: Settings): boo
 	}
 }
 
+/**
+ * Requests that a person must confirm for this very call: a change to a protected path, a command
+ * outside the sandbox. Chat's allowances ("Allow in this Session", "Always Allow") skip VS Code's
+ * confirmation of later calls, so these are never left to it: the host asks itself, every time.
+ */
+export function mustReachPerson(request: ApprovalRequest): boolean {
+	if (request.kind === 'files') return request.protectedPaths.length > 0;
+	return request.kind === 'command' && request.unsandboxed !== undefined;
+}
+
 /** The request as plain text (markdown-safe in a fenced block), for modals, chat and terminals. */
 export function describeRequest(request: ApprovalRequest, diffText?: string): string {
 	switch (request.kind) {
 		case 'command':
-			return `${request.title}\n\n${fence(`${request.command}`, 'sh')}\nin ${request.cwd}`;
+			return `${request.title}\n\n${fence(`${request.command}`, 'sh')}\nin ${request.cwd}${request.unsandboxed ? `\n\nOutside the sandbox: it can read and write anything you can, and reach the network. Reason given: ${request.unsandboxed.justification}` : ''}`;
 		case 'call':
 			return `${request.title}\n\n${fence(request.detail, 'json')}`;
 		case 'files': {

@@ -82,6 +82,11 @@ export type ApprovalRequest =
 		readonly title: string;
 		readonly command: string;
 		readonly cwd: string;
+		/**
+		 * Set when the call asks to run outside the OS sandbox: the model's reason, shown to the
+		 * person. Such a request always asks (see mustReachPerson).
+		 */
+		readonly unsandboxed?: { readonly justification: string };
 	}
 	| {
 		/** Any other call when `approval` is `always`. */

@@ -1,5 +1,5 @@
 import { Value } from '@sinclair/typebox/value';
-import { needsApproval } from '../core/approval';
+import { mustReachPerson, needsApproval } from '../core/approval';
 import type { Boundary } from '../core/boundary';
 import {
 	ApprovalRequest, Host, PreviewCaptured, SharedState, ToolContext, ToolEvent, ToolEventFields, ToolStatus,
@@ -170,8 +170,12 @@ export class ToolRegistry {
 			note,
 			approve: async request => {
 				if (phase === 'preview') throw new PreviewCaptured(request);
-				// In chat, VS Code asked exactly when the preview said a confirmation was needed.
-				if (phase === 'preconfirmed' || !needsApproval(request, settings)) return phase === 'preconfirmed' && needsApproval(request, settings);
+				// In chat, VS Code asked exactly when the preview said a confirmation was needed, except
+				// for what must reach a person: chat's allowances can skip its confirmation, so the
+				// preview offers none for those and the host asks here.
+				const needed = needsApproval(request, settings);
+				if (!needed) return false;
+				if (phase === 'preconfirmed' && !mustReachPerson(request)) return true;
 				const approved = await (options.decide ?? (r => host.confirm(r)))(request);
 				if (!approved) throw new DeclinedError(request.title.charAt(0).toLowerCase() + request.title.slice(1));
 				return true;

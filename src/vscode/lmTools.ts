@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { confirmationDiff, describeRequest } from '../core/approval';
+import { confirmationDiff, describeRequest, mustReachPerson } from '../core/approval';
 import type { ToolResult } from '../core/result';
 import type { ToolRegistry } from '../tools/registry';
 import { contributedName, safeDescribe, ToolDefinition } from '../tools/tool';
@@ -28,7 +28,9 @@ export async function prepare(
 ): Promise<vscode.PreparedToolInvocation> {
 	const invocationMessage = safeDescribe(tool, input);
 	const request = await registry.preview(tool.name, input, { signal: toAbortSignal(token) });
-	if (!request) return { invocationMessage };
+	// A protected path or a command outside the sandbox is asked by Toolbelt itself at invocation
+	// (see mustReachPerson): a chat confirmation here would ask twice, and chat may skip it.
+	if (!request || mustReachPerson(request)) return { invocationMessage };
 	return {
 		invocationMessage,
 		confirmationMessages: {

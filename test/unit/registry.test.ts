@@ -164,6 +164,18 @@ describe('ToolRegistry', () => {
 			assert.equal(asked.length, 0);
 			assert.deepEqual(log, ['touched b']);
 		});
+
+		it('asks the host itself for a protected path even when VS Code "already confirmed" (chat allowances skip that)', async () => {
+			const declined = await registry({ approval: 'never' }).invoke('touch', { path: '.git/hooks/pre-commit' }, { approval: 'preconfirmed', decide: async request => {
+				asked.push(request);
+				return false;
+			} });
+			assert.equal(declined.error?.code, 'declined');
+			assert.equal(asked.length, 1);
+			assert.deepEqual(log, []);
+			await registry().invoke('touch', { path: '.git/hooks/pre-commit' }, { approval: 'preconfirmed' });
+			assert.equal(asked.length, 2, 'the host was asked for the second call too');
+		});
 	});
 
 	describe('results and events', () => {

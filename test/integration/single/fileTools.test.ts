@@ -107,7 +107,7 @@ describe('file tools inside VS Code', () => {
 		assert.equal(fs.readFileSync(at('stale.txt'), 'utf8'), 'version 2 from elsewhere\n');
 	});
 
-	it('a protected path asks for confirmation even with toolbelt.approval set to never', async () => {
+	it('a protected path asks for confirmation even with toolbelt.approval set to never, through Toolbelt itself, not chat', async () => {
 		const config = vscode.workspace.getConfiguration('toolbelt');
 		await config.update('approval', 'never', vscode.ConfigurationTarget.Workspace);
 		const subscriptions: vscode.Disposable[] = [];
@@ -115,15 +115,24 @@ describe('file tools inside VS Code', () => {
 			const registry = ownRegistry(subscriptions);
 			const ordinary = await prepare(registry, registry.get('write_file')!, { path: `${DIR}/plain.txt`, content: 'x' });
 			assert.equal(ordinary.confirmationMessages, undefined, 'approval never: no confirmation for an ordinary file');
+			// Chat's allowances can skip its confirmation, so a protected path gets none from chat…
 			const guarded = await prepare(registry, registry.get('write_file')!, { path: `${DIR}/.env.local`, content: 'TOKEN=1\n' });
-			const message = guarded.confirmationMessages?.message;
-			const body = typeof message === 'string' ? message : message?.value ?? '';
-			assert.equal(guarded.confirmationMessages?.title, `Create ${DIR}/.env.local`);
-			assert.match(body, /Protected path: file-tools-it\/\.env\.local/);
-			assert.match(body, /```diff\n--- \/dev\/null\n\+\+\+ b\/file-tools-it\/\.env\.local\n@@ -0,0 \+1,1 @@\n\+TOKEN=1/);
+			assert.equal(guarded.confirmationMessages, undefined);
+			const request = await registry.preview('write_file', { path: `${DIR}/.env.local`, content: 'TOKEN=1\n' });
+			assert.equal(request?.title, `Create ${DIR}/.env.local`);
+			assert.deepEqual(request?.kind === 'files' && request.protectedPaths, [`${DIR}/.env.local`]);
 			assert.equal(fs.existsSync(at('.env.local')), false, 'preparing wrote nothing');
-			// The person says no (decision injected, as VS Code's test mode confirms every dialog).
-			const declined = await registry.invoke('write_file', { path: `${DIR}/.env.local`, content: 'TOKEN=1\n' }, { decide: async () => false });
+			// …and the invocation asks the person itself even though chat calls it "preconfirmed"
+			// (decision injected, as VS Code's test mode confirms every dialog).
+			const asked: string[] = [];
+			const declined = await registry.invoke('write_file', { path: `${DIR}/.env.local`, content: 'TOKEN=1\n' }, {
+				approval: 'preconfirmed',
+				decide: async r => {
+					asked.push(r.title);
+					return false;
+				},
+			});
+			assert.deepEqual(asked, [`Create ${DIR}/.env.local`]);
 			assert.equal(declined.error?.code, 'declined');
 			assert.equal(fs.existsSync(at('.env.local')), false);
 		} finally {

@@ -23,7 +23,7 @@ export const GPT4_STRIPPED_KEYWORDS: ReadonlySet<string> = new Set([
 ]);
 
 /** Longer schema descriptions are cut for GPT-4-class models. */
-export const GPT4_MAX_DESCRIPTION = 1024;
+const GPT4_MAX_DESCRIPTION = 1024;
 
 const TOP_LEVEL_UNSUPPORTED = ['oneOf', 'anyOf', 'allOf', 'not', 'if', 'then', 'else'];
 const SIMPLE_TYPES = new Set(['array', 'boolean', 'integer', 'null', 'number', 'object', 'string']);

@@ -4,6 +4,7 @@ import type { Boundary, ResolvedPath } from './boundary';
 import type { FileChange, FileVersion } from './context';
 import { fieldName, fromNodeError } from './errors';
 import { compactStamp } from './files';
+import { stringEnum } from './stringEnum';
 import { validateInput } from './validate';
 
 /**
@@ -20,9 +21,9 @@ export const MAX_TITLE_CHARS = 300;
 export const MAX_DETAILS_CHARS = 2000;
 
 export const taskSchema = Type.Object({
-	title: Type.String({ minLength: 1, maxLength: MAX_TITLE_CHARS, description: 'What the task is, as one short imperative line ("Add tests for the parser").' }),
-	status: Type.Union(TASK_STATUSES.map(status => Type.Literal(status)), { description: '`pending`, `in_progress` (the one being worked on now) or `completed`.' }),
-	details: Type.Optional(Type.String({ maxLength: MAX_DETAILS_CHARS, description: 'Optional notes: approach, files involved, what is left.' })),
+	title: Type.String({ minLength: 1, maxLength: MAX_TITLE_CHARS, description: `One short imperative line, 1–${MAX_TITLE_CHARS} characters.` }),
+	status: stringEnum(TASK_STATUSES, { description: 'in_progress: the one being worked on now.' }),
+	details: Type.Optional(Type.String({ maxLength: MAX_DETAILS_CHARS, description: `Notes: approach, files, what is left (at most ${MAX_DETAILS_CHARS} characters).` })),
 }, { additionalProperties: false });
 
 export type PlanTask = Static<typeof taskSchema>;

@@ -16,8 +16,6 @@ export type FieldKind =
 	| 'boolean'
 	/** A pick among fixed values. */
 	| 'enum'
-	/** A string, or several as a JSON array (grep's `glob`). */
-	| 'stringOrList'
 	/** Anything else (arrays of objects, objects): typed as JSON and checked against its schema. */
 	| 'json';
 
@@ -44,31 +42,14 @@ export function formFields(schema: TSchema): FormField[] {
 
 function fieldOf(name: string, schema: SchemaObject, required: boolean): FormField {
 	const base = { name, description: schema.description ?? '', required, schema: schema as TSchema, defaultValue: schema.default };
-	const options = enumOptions(schema);
-	if (options) return { ...base, kind: 'enum', options };
+	if (Array.isArray(schema.enum)) return { ...base, kind: 'enum', options: schema.enum };
 	switch (schema.type) {
 		case 'string': return { ...base, kind: 'string' };
 		case 'integer': return { ...base, kind: 'integer' };
 		case 'number': return { ...base, kind: 'number' };
 		case 'boolean': return { ...base, kind: 'boolean' };
 	}
-	if (isStringOrStringList(schema)) return { ...base, kind: 'stringOrList' };
 	return { ...base, kind: 'json' };
-}
-
-function enumOptions(schema: SchemaObject): (string | number)[] | undefined {
-	if (Array.isArray(schema.enum)) return schema.enum;
-	if (Array.isArray(schema.anyOf) && schema.anyOf.every((branch: SchemaObject) => 'const' in branch)) {
-		return schema.anyOf.map((branch: SchemaObject) => branch.const);
-	}
-	return undefined;
-}
-
-function isStringOrStringList(schema: SchemaObject): boolean {
-	const branches: SchemaObject[] = schema.anyOf ?? schema.oneOf ?? [];
-	return branches.length === 2
-		&& branches.some(branch => branch.type === 'string')
-		&& branches.some(branch => branch.type === 'array' && branch.items?.type === 'string');
 }
 
 export type FieldValue = { readonly value: unknown } | { readonly skip: true } | { readonly error: string };
@@ -93,9 +74,6 @@ export function parseFieldInput(field: FormField, text: string): FieldValue {
 		case 'boolean':
 			if (!/^\s*(true|false|yes|no)\s*$/i.test(text)) return { error: `${field.name} must be yes or no.` };
 			value = /^\s*(true|yes)\s*$/i.test(text);
-			break;
-		case 'stringOrList':
-			value = text.trim().startsWith('[') ? parseJson(text) : text;
 			break;
 		case 'json':
 			value = parseJson(text);
@@ -131,7 +109,6 @@ export function fieldPrompt(field: FormField): { title: string; prompt: string; 
 		number: 'a number',
 		boolean: 'yes or no',
 		enum: `one of ${(field.options ?? []).join(', ')}`,
-		stringOrList: 'text, or a JSON array of texts',
 		json: 'JSON',
 	};
 	const shownDefault = field.defaultValue !== undefined ? `default: ${JSON.stringify(field.defaultValue)}` : '';

@@ -14,7 +14,7 @@ export function validateInput(schema: TSchema, input: unknown): FieldIssue[] {
 	const seen = new Set<string>();
 	for (const error of Value.Errors(schema, input)) {
 		const issue = toIssue(error);
-		// A union reports one error per branch; the first per field is the useful one.
+		// Only the first problem per field is worth reading.
 		if (seen.has(issue.path)) continue;
 		seen.add(issue.path);
 		issues.push(issue);
@@ -29,10 +29,10 @@ function toIssue(error: ValueError): FieldIssue {
 			return { path: error.path, message: `is required (${expected(schema)})` };
 		case ValueErrorType.ObjectAdditionalProperties:
 			return { path: error.path, message: 'is not a known field; remove it (check the spelling against the schema)' };
-		case ValueErrorType.Union:
-			return { path: error.path, message: `expected ${expected(schema)}, got ${describeValue(error.value)}` };
 		case ValueErrorType.StringMinLength:
 			return { path: error.path, message: schema.minLength === 1 ? 'must not be empty' : `must be at least ${schema.minLength} characters` };
+		case ValueErrorType.StringPattern:
+			return { path: error.path, message: `expected text matching /${schema.pattern}/, got ${describeValue(error.value)}` };
 		case ValueErrorType.StringMaxLength:
 			return { path: error.path, message: `must be at most ${schema.maxLength} characters` };
 		case ValueErrorType.IntegerMinimum:
@@ -52,11 +52,6 @@ function toIssue(error: ValueError): FieldIssue {
 
 /** A short description of what a schema accepts: `one of "slice", "indentation"`, `an integer`. */
 function expected(schema: Record<string | symbol, any>): string {
-	if (schema.anyOf) {
-		const literals = schema.anyOf.filter((s: any) => 'const' in s).map((s: any) => JSON.stringify(s.const));
-		if (literals.length === schema.anyOf.length) return `one of ${literals.join(', ')}`;
-		return schema.anyOf.map(expected).join(' or ');
-	}
 	if ('const' in schema) return JSON.stringify(schema.const);
 	if (schema.enum) return `one of ${schema.enum.map((v: unknown) => JSON.stringify(v)).join(', ')}`;
 	switch (schema.type) {

@@ -9,7 +9,7 @@ import { diagnosticsSection, statSummary } from './changeReport';
 import { defineTool } from './tool';
 
 const schema = Type.Object({
-	patch: Type.String({ description: 'The patch text: a unified diff (plain or git-style, one or more files) or a Codex patch from "*** Begin Patch" to "*** End Patch". A heredoc or Markdown fence around it is tolerated.' }),
+	patch: Type.String({ description: 'The patch text (a heredoc or Markdown fence around it is tolerated).' }),
 }, { additionalProperties: false });
 
 /** Tolerance notes shown in a result; the rest are counted. */
@@ -27,12 +27,13 @@ export const applyPatchTool = defineTool({
 	tags: ['files', 'edit', 'patch', 'diff'],
 	userDescription: 'Apply a unified diff or a Codex-style patch to the workspace: several files at once, all or nothing.',
 	modelDescription: [
-		'Apply a patch that adds, deletes, moves or changes one or more files, all or nothing.',
-		'Two formats. (1) A unified diff: `--- a/path`, `+++ b/path`, hunks `@@ -l,n +l,n @@` with lines " context", "-removed", "+added"; git-style sections (`diff --git`, `new file mode`, `deleted file mode`, `rename from`/`rename to`) and `\\ No newline at end of file` are understood; new files come from `--- /dev/null`, deletions go to `+++ /dev/null`.',
-		'(2) The Codex envelope: `*** Begin Patch`, then sections `*** Add File: path` (every line "+text"), `*** Delete File: path`, `*** Update File: path` (optionally followed by `*** Move to: newpath`) with hunks that start with `@@` or `@@ <a line of the enclosing function or class>` (stack several to narrow down), lines " context" / "-removed" / "+added", an optional `*** End of File` for a hunk at the very end, and `*** End Patch`.',
-		'Hunks are placed by their context, not by line numbers (those only choose between equal places): give about 3 unchanged lines around each change. Context is matched exactly, else ignoring trailing whitespace, then indentation, then Unicode quotes/dashes/spaces; only the matched lines are replaced.',
-		'If any hunk does not fit, nothing changes and the error names the file, the hunk and the closest place with its first differing line; read the file again and resend. Paths are workspace-relative. Binary patches and files over 32 MB are refused.',
-		'Returns each file with its +/− line counts (the first 200 files listed, the rest counted).',
+		'Add, delete, move or change files with one patch, all or nothing. Formats:',
+		'(1) a unified diff, plain or git-style (`--- a/f`, `+++ b/f`, `@@ -l,n +l,n @@`; /dev/null for new or deleted files);',
+		'(2) the Codex envelope: `*** Begin Patch`, then per file `*** Add File: f` (lines "+text"), `*** Delete File: f` or `*** Update File: f` (optionally `*** Move to: g`) with hunks:',
+		'`@@` or `@@ <line of the enclosing function or class>`, lines " context", "-old", "+new", `*** End of File` for a hunk at the end; last `*** End Patch`.',
+		'Hunks are placed by their context (give about 3 unchanged lines around each change; line numbers only break ties), matched exactly, else ignoring whitespace, indentation and Unicode punctuation.',
+		'If a hunk does not fit, nothing changes and the error shows the nearest place: read the file again.',
+		'Binary patches and files over 32 MB are refused. Returns +/− line counts per file.',
 	].join(' '),
 	schema,
 	describe: input => `Applying a patch${summarizeTargets(input.patch)}`,

@@ -6,6 +6,9 @@ import { formatCount } from '../core/truncate';
 
 /** What run_command, exec_command and write_stdin share: where commands run, how times read. */
 
+/** The `sessionId` field of write_stdin and kill_session. */
+export const SESSION_ID_DESCRIPTION = 'The session, from exec_command or list_sessions (≥ 1).';
+
 export interface CommandDir {
 	readonly absolute: string;
 	readonly display: string;

@@ -3,12 +3,12 @@ import type { ToolContext } from '../core/context';
 import { ToolError } from '../core/errors';
 import { countTasks, describeProblem, nextTask, PlanFileState, renderPlan, summarize, withStatus } from '../core/plan';
 import { textResult, ToolResult } from '../core/result';
-import { planText, savePlan, withPlanForChange } from './planShared';
+import { ABRIDGED_RESULT, planText, savePlan, withPlanForChange } from './planShared';
 import { defineTool } from './tool';
 
 const schema = Type.Object({
-	taskNumber: Type.Integer({ minimum: 1, description: 'The task to mark completed: its number in get_plan, 1-based.' }),
-	abridged: Type.Optional(Type.Boolean({ description: 'true: the result shows one line per task instead of the full plan. Default false.' })),
+	taskNumber: Type.Integer({ minimum: 1, description: 'Its number in get_plan (≥ 1).' }),
+	abridged: Type.Optional(Type.Boolean({ description: ABRIDGED_RESULT })),
 }, { additionalProperties: false });
 
 export const completeTaskTool = defineTool({

@@ -7,17 +7,17 @@ import { textResult, ToolResult } from '../core/result';
 import { decodeChangeableText, encodeText, fitToFormat, lineTable, TextFormat } from '../core/text';
 import { cutLine, formatCount } from '../core/truncate';
 import { boundedDiff, diagnosticsSection, statSummary } from './changeReport';
-import { defineTool } from './tool';
+import { defineTool, PATH_DESCRIPTION } from './tool';
 
 const editSchema = Type.Object({
-	oldText: Type.String({ description: 'Text to find, copied exactly from the file (include enough surrounding lines to make it unique). Not line-numbered.' }),
-	newText: Type.String({ description: 'Text to put in its place (may be empty to delete).' }),
-	replaceAll: Type.Optional(Type.Boolean({ description: 'Replace every occurrence instead of requiring exactly one (default false).' })),
+	oldText: Type.String({ description: 'Exact text to find, unique in the file, without line numbers.' }),
+	newText: Type.String({ description: 'Its replacement (empty deletes).' }),
+	replaceAll: Type.Optional(Type.Boolean({ description: 'Replace every occurrence (default false).' })),
 }, { additionalProperties: false });
 
 const schema = Type.Object({
-	path: Type.String({ minLength: 1, description: 'File to edit: workspace-relative (or `folderName/…` in a multi-root workspace), or absolute inside the workspace.' }),
-	edits: Type.Array(editSchema, { minItems: 1, description: 'Replacements applied in order, each to the result of the previous one; all are applied or none.' }),
+	path: Type.String({ description: PATH_DESCRIPTION }),
+	edits: Type.Array(editSchema, { minItems: 1, description: 'Replacements (non-empty), each applied to the result of the one before.' }),
 }, { additionalProperties: false });
 
 type Input = typeof schema.static;
@@ -35,11 +35,10 @@ export const editFileTool = defineTool({
 	tags: ['files', 'edit'],
 	userDescription: 'Replace exact pieces of text in a file: all edits or none, with a backup, a diff and new problems.',
 	modelDescription: [
-		'Change part of an existing text file: each edit replaces `oldText` with `newText`. Edits apply in order to the text in memory and the file is written once; if any edit fails, nothing is written.',
-		'Each oldText must occur exactly once (add surrounding lines to make it unique) unless replaceAll is true; an error lists the line numbers of every match.',
-		'Copy oldText from read_file output without the line-number prefix. When there is no exact match, a tolerant search (trailing whitespace, indentation, curly quotes and dashes) may locate the text; only that region is replaced.',
-		'Line endings and BOM of the file are kept (write "\\n"). Unsaved editor changes are edited, not lost.',
-		'A file that changed on disk since you read it is refused (read it again). Returns a unified diff and any new errors the editor reports.',
+		'Change part of a text file: each edit replaces oldText with newText, in order; the file is written once, or not at all if any edit fails.',
+		'Each oldText must occur exactly once (add surrounding lines) unless replaceAll; an error lists every match\'s line.',
+		'Copy it from read_file without the line-number prefix; if it is not found exactly, a tolerant search (whitespace, indentation, Unicode quotes and dashes) may locate it.',
+		'Keeps line endings and BOM (write "\\n") and unsaved editor changes; a file changed on disk since you read it is refused. Returns a diff and new errors the editor reports.',
 	].join(' '),
 	schema,
 	describe: input => `Editing ${input.path} (${input.edits.length} edit${input.edits.length === 1 ? '' : 's'})`,

@@ -13,11 +13,11 @@ export const MAX_YIELD_MS = 300_000;
 const MAX_SESSION_OUTPUT = 1024 * 1024;
 
 const schema = Type.Object({
-	command: Type.String({ minLength: 1, description: 'The program or command line to start, e.g. "python3", "bash -i", "npm run dev".' }),
-	cwd: Type.Optional(Type.String({ minLength: 1, description: 'Folder to run in, workspace-relative (default: the workspace folder, ".").' })),
-	tty: Type.Optional(Type.Boolean({ description: 'Run on a pseudo-terminal, so the program sees a TTY: prompts, REPLs, line editing (default true). false uses plain pipes.' })),
-	yieldMs: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_YIELD_MS, description: `How long to wait for output before returning, in ms (default ${DEFAULT_EXEC_YIELD_MS}); returns at once when the program exits.` })),
-	maxOutputBytes: Type.Optional(Type.Integer({ minimum: 256, maximum: MAX_SESSION_OUTPUT, description: 'Most bytes of output returned per call, first quarter and last three quarters kept (default 65536).' })),
+	command: Type.String({ minLength: 1, description: 'Program or command line (non-empty), e.g. "python3", "bash -i", "npm run dev".' }),
+	cwd: Type.Optional(Type.String({ description: 'Folder, workspace-relative (default ".").' })),
+	tty: Type.Optional(Type.Boolean({ description: 'Run on a pseudo-terminal (default true); false: plain pipes.' })),
+	yieldMs: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_YIELD_MS, description: `Ms to wait for output (0–${MAX_YIELD_MS}, default ${DEFAULT_EXEC_YIELD_MS}).` })),
+	maxOutputBytes: Type.Optional(Type.Integer({ minimum: 256, maximum: MAX_SESSION_OUTPUT, description: `Most output bytes per call (256–${MAX_SESSION_OUTPUT}, default 65536).` })),
 }, { additionalProperties: false });
 
 type Input = typeof schema.static;
@@ -32,10 +32,10 @@ export const execCommandTool = defineTool({
 	tags: ['commands', 'shell', 'terminal', 'interactive'],
 	userDescription: 'Start a program in an interactive session (a real terminal) that can be sent input later; the person can watch it in a terminal.',
 	modelDescription: [
-		'Start an interactive program (a REPL, a shell, a server, a watcher, a command that asks questions) in a session on a real pseudo-terminal (`tty`: true, default) or on pipes.',
-		`Waits up to yieldMs (default ${DEFAULT_EXEC_YIELD_MS / 1000} s) or until the program exits, then returns the output so far (escape codes removed; at most 64 KB per call, head and tail kept) and, while it runs, its sessionId.`,
-		'Continue with write_stdin (send keys, including "\\u0003" for Ctrl-C, or empty chars to read new output), see sessions with list_sessions, stop one with kill_session.',
-		`At most ${MAX_LIVE_SESSIONS} live sessions: starting another stops the one idle longest. When the program exits, what it left in the background is stopped. For a command that simply runs to completion, prefer run_command.`,
+		'Start an interactive program (a REPL, shell, server, watcher, or one that asks questions) in a session on a pseudo-terminal.',
+		'Waits up to yieldMs or until it exits, then returns the output so far (escape codes removed, head and tail kept) and, while it runs, its sessionId.',
+		'Continue with write_stdin, list with list_sessions, stop with kill_session.',
+		`At most ${MAX_LIVE_SESSIONS} live sessions: starting another stops the one idle longest. When the program exits, what it left in the background is stopped. For a command that just runs to completion, use run_command.`,
 	].join(' '),
 	schema,
 	describe: input => `Starting \`${oneLine(input.command, 60)}\``,

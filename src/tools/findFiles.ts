@@ -10,12 +10,12 @@ import { searchScopes } from './searchScope';
 import { defineTool } from './tool';
 
 const schema = Type.Object({
-	pattern: Type.String({ minLength: 1, description: 'Glob of the files to find, e.g. "**/*.ts", "*.md", "src/**/test_*.py". Without a slash it matches file names at any depth; with one, paths relative to the workspace folder.' }),
-	path: Type.Optional(Type.String({ description: 'Folder to search in (default: every workspace folder).' })),
-	limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, description: 'Most paths to return (default 500).' })),
-	offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Paths to skip, for paging (default 0).' })),
-	includeHidden: Type.Optional(Type.Boolean({ description: 'Include dot-files and dot-folders (default false).' })),
-	includeIgnored: Type.Optional(Type.Boolean({ description: 'Include files ignored by .gitignore and the editor\'s excludes, and look inside .git and node_modules (default false).' })),
+	pattern: Type.String({ minLength: 1, description: 'Glob (non-empty), e.g. "**/*.ts", "src/**/test_*.py". Without a slash it matches file names at any depth; with one, paths from the workspace folder.' }),
+	path: Type.Optional(Type.String({ description: 'Folder to search (default: every workspace folder).' })),
+	limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, description: 'Most paths (1–10000, default 500).' })),
+	offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Paths to skip, for paging (≥ 0, default 0).' })),
+	includeHidden: Type.Optional(Type.Boolean({ description: 'Include dot-files (default false).' })),
+	includeIgnored: Type.Optional(Type.Boolean({ description: 'Include ignored files, .git and node_modules (default false).' })),
 }, { additionalProperties: false });
 
 type Input = typeof schema.static;
@@ -36,9 +36,9 @@ export const findFilesTool = defineTool({
 	tags: ['files', 'search', 'read'],
 	userDescription: 'Find files by glob pattern, honouring .gitignore and the editor\'s excludes.',
 	modelDescription: [
-		'Find files by glob (e.g. "**/*.ts", "*.md", "src/**/*.test.ts"), using ripgrep\'s file walk. Returns workspace-relative paths, sorted, at most 500 per call (limit, offset to page), with the total count.',
-		'Honours .gitignore and the editor\'s excluded files; never looks inside .git or node_modules unless includeIgnored is true. Hidden (dot) files need includeHidden.',
-		'To search file contents use grep; to see a folder\'s layout use list_dir.',
+		'Find files by glob, with ripgrep\'s file walk. Returns workspace-relative paths, sorted, with the total count.',
+		'Honours .gitignore and the editor\'s excludes; never looks inside .git or node_modules unless includeIgnored; dot-files need includeHidden.',
+		'To search contents use grep; for a folder\'s layout, list_dir.',
 	].join(' '),
 	schema,
 	describe: input => `Finding files matching ${input.pattern}${input.path ? ` in ${input.path}` : ''}`,

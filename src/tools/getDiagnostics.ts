@@ -9,7 +9,7 @@ import { formatCount, plural } from '../core/truncate';
 import { defineTool } from './tool';
 
 const schema = Type.Object({
-	paths: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'Files or folders to report on (default: the whole workspace).' })),
+	paths: Type.Optional(Type.Array(Type.String(), { description: 'Files or folders (default: the whole workspace).' })),
 }, { additionalProperties: false });
 
 type Input = typeof schema.static;
@@ -27,9 +27,8 @@ export const getDiagnosticsTool = defineTool({
 	tags: ['diagnostics', 'problems', 'read'],
 	userDescription: 'The errors and warnings VS Code\'s language features report (the Problems view), for files, folders or the workspace.',
 	modelDescription: [
-		'Errors and warnings that VS Code\'s language features currently report (what the Problems view shows) as `path:line:column severity code: message (source)`, errors first.',
-		'Give paths (files or folders) to narrow; default is the whole workspace. At most 100 are listed; the header has the totals.',
-		'Language servers report only what they have analysed (usually open files and their dependencies); after an edit, give them a moment. Outside VS Code (command line) there are none: run the project\'s checker with run_command.',
+		'Errors and warnings VS Code\'s language features report (the Problems view) as `path:line:column severity code: message (source)`, errors first; at most 100, with totals.',
+		'Language servers report what they have analysed (usually open files and their dependencies); after an edit, give them a moment. Outside VS Code there are none: run the project\'s checker with run_command.',
 	].join(' '),
 	schema,
 	describe: input => `Getting problems${input.paths?.length ? ` in ${input.paths.join(', ')}` : ''}`,

@@ -6,7 +6,7 @@ import { planText } from './planShared';
 import { defineTool } from './tool';
 
 const schema = Type.Object({
-	abridged: Type.Optional(Type.Boolean({ description: 'true: one line per task (number, mark, title), no details. Default false.' })),
+	abridged: Type.Optional(Type.Boolean({ description: 'One line per task, no details (default false).' })),
 }, { additionalProperties: false });
 
 export const getPlanTool = defineTool({

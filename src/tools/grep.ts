@@ -8,20 +8,18 @@ import { formatCount } from '../core/truncate';
 import { globList, SearchScope, searchScopes } from './searchScope';
 import { defineTool } from './tool';
 
-const globs = (description: string) => Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())], { description }));
-
 const schema = Type.Object({
-	pattern: Type.String({ minLength: 1, description: 'Regular expression (ripgrep / Rust syntax; look-around and backreferences switch to PCRE2), or a literal with fixedStrings.' }),
-	path: Type.Optional(Type.String({ description: 'File or folder to search (default: every workspace folder).' })),
-	glob: globs('Only files matching this glob or any of these globs, e.g. "*.ts" or ["src/**/*.py", "*.pyi"]. Without a slash a glob matches file names at any depth.'),
-	exclude: globs('Skip files and folders matching this glob or these globs, e.g. "*.min.js" or "dist".'),
-	ignoreCase: Type.Optional(Type.Boolean({ description: 'Case-insensitive matching (default false).' })),
-	fixedStrings: Type.Optional(Type.Boolean({ description: 'Treat pattern as a literal string, not a regex (default false).' })),
-	context: Type.Optional(Type.Integer({ minimum: 0, maximum: 10, description: 'Lines of context before and after each match (0–10, default 0).' })),
-	limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 2000, description: 'Most matching lines to return (default 100).' })),
-	offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Matching lines to skip, for paging (default 0).' })),
-	includeHidden: Type.Optional(Type.Boolean({ description: 'Search dot-files and dot-folders too (default false).' })),
-	includeIgnored: Type.Optional(Type.Boolean({ description: 'Search files ignored by .gitignore and the editor\'s excludes, and inside .git and node_modules (default false).' })),
+	pattern: Type.String({ minLength: 1, description: 'Regex (non-empty), or literal text with fixedStrings.' }),
+	path: Type.Optional(Type.String({ description: 'File or folder (default: the whole workspace).' })),
+	glob: Type.Optional(Type.String({ description: 'Only files matching these globs, comma-separated: "*.ts", "src/**/*.py,*.pyi". A glob without a slash matches names at any depth.' })),
+	exclude: Type.Optional(Type.String({ description: 'Skip what matches these globs, e.g. "dist,*.min.js".' })),
+	ignoreCase: Type.Optional(Type.Boolean({ description: 'Case-insensitive (default false).' })),
+	fixedStrings: Type.Optional(Type.Boolean({ description: 'pattern is plain text (default false).' })),
+	context: Type.Optional(Type.Integer({ minimum: 0, maximum: 10, description: 'Lines around each match (0–10, default 0).' })),
+	limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 2000, description: 'Most matching lines (1–2000, default 100).' })),
+	offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Matching lines to skip (≥ 0, default 0).' })),
+	includeHidden: Type.Optional(Type.Boolean({ description: 'Search dot-files (default false).' })),
+	includeIgnored: Type.Optional(Type.Boolean({ description: 'Search ignored files, .git and node_modules (default false).' })),
 }, { additionalProperties: false });
 
 type Input = typeof schema.static;
@@ -45,9 +43,8 @@ export const grepTool = defineTool({
 	tags: ['files', 'search', 'read'],
 	userDescription: 'Search file contents with ripgrep: regex or literal, globs, context lines, paging.',
 	modelDescription: [
-		'Search file contents with ripgrep. Returns matching lines as `path:line: text` grouped by file (context lines as `path-line- text`), at most 100 matching lines per call (limit; offset pages, with stable order), plus total counts when the search completed.',
-		'pattern is a regex (Rust syntax; look-around and backreferences fall back to PCRE2) unless fixedStrings. Narrow with path, glob (e.g. "*.ts") and exclude. ignoreCase for case-insensitive.',
-		'Honours .gitignore and the editor\'s excludes; never searches .git or node_modules unless includeIgnored. Long lines are trimmed around the match. To find files by name use find_files.',
+		'Search file contents with ripgrep: matching lines as `path:line: text` grouped by file (context lines `path-line- text`), in a stable order, with totals when the search completed.',
+		'pattern is a Rust regex (look-around and backreferences switch to PCRE2). Honours .gitignore and the editor\'s excludes; long lines are trimmed around the match. To find files by name use find_files.',
 	].join(' '),
 	schema,
 	describe: input => `Searching for ${JSON.stringify(input.pattern)}${input.path ? ` in ${input.path}` : ''}`,

@@ -1,12 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import type { ToolContext } from '../core/context';
 import type { ToolResult } from '../core/result';
-import { describeEnd, findSession, oneLine, sessionsOf } from './commandSupport';
+import { describeEnd, findSession, oneLine, SESSION_ID_DESCRIPTION, sessionsOf } from './commandSupport';
 import { sessionResult } from './execCommand';
 import { defineTool } from './tool';
 
 const schema = Type.Object({
-	sessionId: Type.Integer({ minimum: 1, description: 'The session to stop, as exec_command or list_sessions gave it.' }),
+	sessionId: Type.Integer({ minimum: 1, description: SESSION_ID_DESCRIPTION }),
 }, { additionalProperties: false });
 
 export const killSessionTool = defineTool({

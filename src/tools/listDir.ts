@@ -11,12 +11,12 @@ import { formatBytes, formatCount } from '../core/truncate';
 import { defineTool } from './tool';
 
 const schema = Type.Object({
-	path: Type.Optional(Type.String({ description: 'Folder to list (default "." — the workspace folder; in a multi-root workspace, every folder).' })),
-	depth: Type.Optional(Type.Integer({ minimum: 1, maximum: 10, description: 'How many levels to descend (default 2: the folder\'s entries and theirs).' })),
-	offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Entries to skip, for paging (default 0).' })),
-	limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, description: 'Most entries to return (default 500).' })),
-	includeHidden: Type.Optional(Type.Boolean({ description: 'Show dot-files and dot-folders (default false).' })),
-	includeIgnored: Type.Optional(Type.Boolean({ description: 'Show entries ignored by .gitignore or the editor\'s excludes, and .git / node_modules (default false).' })),
+	path: Type.Optional(Type.String({ description: 'Folder (default ".": the workspace folder; in a multi-root workspace, every folder).' })),
+	depth: Type.Optional(Type.Integer({ minimum: 1, maximum: 10, description: 'Levels to descend (1–10, default 2).' })),
+	offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Entries to skip, for paging (≥ 0, default 0).' })),
+	limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, description: 'Most entries (1–10000, default 500).' })),
+	includeHidden: Type.Optional(Type.Boolean({ description: 'Show dot-files (default false).' })),
+	includeIgnored: Type.Optional(Type.Boolean({ description: 'Show ignored entries, .git and node_modules (default false).' })),
 }, { additionalProperties: false });
 
 type Input = typeof schema.static;
@@ -49,9 +49,9 @@ export const listDirTool = defineTool({
 	tags: ['files', 'read'],
 	userDescription: 'List a folder as an indented tree: folders first, sizes, symlinks and executables marked.',
 	modelDescription: [
-		'List a folder of the workspace as a tree, 2 levels deep by default (depth), folders first then files, sorted by name. One entry per line, indented by depth: `name/` folder, `name@` symlink, `name*` executable, files with their size.',
-		'At most 500 entries per call, taken level by level (the top level first); use offset to page. Hides dot-files (includeHidden) and entries ignored by .gitignore or the editor\'s excludes, plus .git and node_modules (includeIgnored); the footer says how many were left out.',
-		'To find files by name anywhere use find_files.',
+		'List a folder as a tree, folders first, sorted by name; one entry per line, indented by depth: `name/` folder, `name@` symlink, `name*` executable, files with their size.',
+		'Entries are taken level by level; the footer says how many were left out and how to page.',
+		'Hides dot-files and entries ignored by .gitignore or the editor\'s excludes, and .git and node_modules. To find files by name use find_files.',
 	].join(' '),
 	schema,
 	describe: input => `Listing ${input.path ?? '.'}`,

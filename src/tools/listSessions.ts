@@ -6,7 +6,10 @@ import { formatBytes } from '../core/truncate';
 import { describeEnd, formatDuration, oneLine, sessionsOf } from './commandSupport';
 import { defineTool } from './tool';
 
-const schema = Type.Object({}, { additionalProperties: false });
+// A real field rather than none: Gemini refuses a function whose parameters object has no properties.
+const schema = Type.Object({
+	includeFinished: Type.Optional(Type.Boolean({ description: 'Also list sessions that have ended (default true).' })),
+}, { additionalProperties: false });
 
 export const listSessionsTool = defineTool({
 	name: 'list_sessions',
@@ -23,15 +26,19 @@ export const listSessionsTool = defineTool({
 	run,
 });
 
-async function run(_input: typeof schema.static, ctx: ToolContext): Promise<ToolResult> {
+async function run(input: typeof schema.static, ctx: ToolContext): Promise<ToolResult> {
 	const sessions = sessionsOf(ctx);
 	const all = sessions.all();
 	const live = all.filter(s => s.alive);
+	const shown = input.includeFinished === false ? live : all;
 	const background = sessions.backgroundGroups();
 	const lines: string[] = [];
 	if (all.length === 0) lines.push('No sessions. Start one with exec_command.');
-	else lines.push(`${live.length} of at most ${MAX_LIVE_SESSIONS} sessions running${all.length > live.length ? `, ${all.length - live.length} finished` : ''}:`);
-	for (const session of all) lines.push(describe(session));
+	else {
+		const finished = all.length > live.length ? `, ${all.length - live.length} finished${shown === live ? ' (not listed)' : ''}` : '';
+		lines.push(`${live.length} of at most ${MAX_LIVE_SESSIONS} sessions running${finished}${shown.length ? ':' : '.'}`);
+	}
+	for (const session of shown) lines.push(describe(session));
 	if (background.length) {
 		lines.push('Background processes left running by run_command (stopped when Toolbelt stops; stop one with run_command "kill -- -PGID"):');
 		for (const group of background) lines.push(`- process group ${group.pgid}: \`${oneLine(group.command, 80)}\``);

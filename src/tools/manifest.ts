@@ -46,7 +46,7 @@ export function toolsMarkdown(tools: readonly ToolDefinition<any>[]): string {
 }
 
 function typeHint(prop: Record<string, any>): string {
-	if (prop.anyOf?.every((branch: any) => 'const' in branch)) return `: ${prop.anyOf.map((b: any) => b.const).join(' \\| ')}`;
+	if (prop.enum) return `: ${prop.enum.join(' \\| ')}`;
 	return prop.type ? `: ${prop.type}` : '';
 }
 
@@ -72,8 +72,7 @@ function fieldLines(schema: Record<string, any>, indent: string): string[] {
 }
 
 function typeName(prop: Record<string, any>): string {
-	if (prop.anyOf?.every((branch: any) => 'const' in branch)) return prop.anyOf.map((b: any) => `\`${JSON.stringify(b.const)}\``).join(' \\| ');
-	if (prop.anyOf) return prop.anyOf.map(typeName).join(' or ');
+	if (prop.enum) return prop.enum.map((value: unknown) => `\`${JSON.stringify(value)}\``).join(' \\| ');
 	if (prop.type === 'array') return prop.items ? `list of ${prop.items.type === 'object' ? 'objects' : typeName(prop.items)}` : 'list';
 	return prop.type ?? 'any';
 }

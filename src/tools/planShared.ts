@@ -3,6 +3,9 @@ import { commitChanges, withFileLocks } from '../core/mutation';
 import { Plan, PlanFileState, planChanges, readPlanFile } from '../core/plan';
 import { metadataOf, truncateText } from '../core/truncate';
 
+/** The `abridged` field of the tools that change the plan. */
+export const ABRIDGED_RESULT = 'The result shows one line per task (default false).';
+
 /** A rendered plan within the read caps (100 tasks with long details can exceed them). */
 export function planText(rendered: string, ctx: ToolContext) {
 	const { text, info } = truncateText(rendered, {

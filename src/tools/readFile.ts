@@ -10,14 +10,15 @@ import { indentationBlock } from '../core/indentation';
 import { withFileLocks } from '../core/mutation';
 import { textResult, ToolResult } from '../core/result';
 import { cutLine, formatBytes, formatCount, omittedMarker } from '../core/truncate';
-import { defineTool } from './tool';
+import { stringEnum } from '../core/stringEnum';
+import { defineTool, PATH_DESCRIPTION } from './tool';
 
 const schema = Type.Object({
-	path: Type.String({ minLength: 1, description: 'File to read: workspace-relative (or `folderName/…` in a multi-root workspace), or absolute inside the workspace.' }),
-	offset: Type.Optional(Type.Integer({ description: 'First line to read, 1-based (default 1). Negative counts from the end: -100 reads the last 100 lines. In base64 mode, the first byte (1-based; negative from the end).' })),
-	limit: Type.Optional(Type.Integer({ minimum: 1, description: 'How many lines to read (default 2000).' })),
-	mode: Type.Optional(Type.Union([Type.Literal('slice'), Type.Literal('indentation')], { description: '`slice` (default) reads lines from `offset`; `indentation` reads the whole block around line `offset` by indentation (one function, class or section).' })),
-	encoding: Type.Optional(Type.Union([Type.Literal('utf8'), Type.Literal('base64')], { description: '`utf8` (default) or `base64` for the raw bytes of a binary file.' })),
+	path: Type.String({ description: PATH_DESCRIPTION }),
+	offset: Type.Optional(Type.Integer({ description: 'First line, 1-based (default 1); negative counts from the end, cheaply even in a huge file: -100 = the last 100 lines. With base64, the first byte.' })),
+	limit: Type.Optional(Type.Integer({ minimum: 1, description: 'Lines to read (≥ 1, default 2000).' })),
+	mode: Type.Optional(stringEnum(['slice', 'indentation'], { description: 'indentation: the whole block (function, class) around line offset. Default slice.' })),
+	encoding: Type.Optional(stringEnum(['utf8', 'base64'], { description: 'base64: the raw bytes of a binary file. Default utf8.' })),
 }, { additionalProperties: false });
 
 /** Whole-file operations (indentation mode) are refused above this size. */
@@ -33,10 +34,8 @@ export const readFileTool = defineTool({
 	tags: ['files', 'read'],
 	userDescription: 'Read a file of the workspace: a range of lines, the block around a line, the last lines, an image, or raw bytes as base64.',
 	modelDescription: [
-		'Read a text file of the workspace, with line numbers (`N<TAB>text`; the number is not part of the file).',
-		'Returns at most 2000 lines and 32 KB per call (longer lines are cut at 2000 characters); the header says `lines a–b of N` and how to continue with `offset`.',
-		'Use `offset`/`limit` to page, a negative `offset` for the end of a log (-100 = last 100 lines, cheap even on huge files), `mode: "indentation"` with `offset` to read one whole function or block.',
-		'Shows unsaved editor changes when the file is open and dirty. Images (png, jpeg, gif, webp) come back as images. Other binary files are refused: use `encoding: "base64"`.',
+		'Read a text file with line numbers (`N<TAB>text`, not part of the file): at most 2000 lines and 32 KB per call, lines cut at 2000 characters; the header says `lines a–b of N` and how to go on.',
+		'Shows unsaved editor changes. Images (png, jpeg, gif, webp) come back as images; other binary files need encoding base64.',
 	].join(' '),
 	schema,
 	describe: input => `Reading ${input.path}${input.offset ? ` from line ${input.offset}` : ''}`,

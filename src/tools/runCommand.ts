@@ -10,15 +10,15 @@ import { formatBytes, formatCount } from '../core/truncate';
 import { formatDuration, oneLine, resolveCommandDir } from './commandSupport';
 import { defineTool } from './tool';
 
+/** An `env` entry: a variable name, `=`, then any value. */
+const ENV_ENTRY = '^[A-Za-z_][A-Za-z0-9_]*=';
+
 const schema = Type.Object({
-	command: Type.String({ minLength: 1, description: 'The command line, run by `bash -o pipefail -c` (pwsh or cmd on Windows). Pipes, `&&` and redirections work.' }),
-	cwd: Type.Optional(Type.String({ minLength: 1, description: 'Folder to run in, workspace-relative (default: the workspace folder, ".").' })),
-	timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TIMEOUT_MS, description: `Milliseconds before the command and everything it started are stopped (default ${DEFAULT_TIMEOUT_MS}, at most ${MAX_TIMEOUT_MS}).` })),
-	stdin: Type.Optional(Type.String({ description: 'Text written to the command\'s standard input, which is then closed. Without it stdin is empty.' })),
-	env: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]*$' }), Type.String(), {
-		additionalProperties: false,
-		description: 'Extra environment variables, e.g. {"RUST_BACKTRACE": "1"}; names are letters, digits and _.',
-	})),
+	command: Type.String({ minLength: 1, description: 'The command line (non-empty); pipes, && and redirections work.' }),
+	cwd: Type.Optional(Type.String({ description: 'Folder, workspace-relative (default ".").' })),
+	timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TIMEOUT_MS, description: `Stop after this many ms (1–${MAX_TIMEOUT_MS}, default ${DEFAULT_TIMEOUT_MS}).` })),
+	stdin: Type.Optional(Type.String({ description: 'Text for standard input, then closed (default: empty).' })),
+	env: Type.Optional(Type.Array(Type.String({ pattern: ENV_ENTRY }), { description: 'Extra environment variables as "NAME=value", e.g. ["RUST_BACKTRACE=1"]; NAME is letters, digits and _.' })),
 }, { additionalProperties: false });
 
 type Input = typeof schema.static;
@@ -39,10 +39,10 @@ export const runCommandTool = defineTool({
 	tags: ['commands', 'shell'],
 	userDescription: 'Run a shell command in the workspace and get its exit code and output.',
 	modelDescription: [
-		'Run a shell command to completion (`bash -o pipefail -c` on Linux/macOS) in a workspace folder and return its exit code (or signal), duration, stdout and stderr.',
-		`Stops after timeoutMs (default ${DEFAULT_TIMEOUT_MS / 1000} s, max ${MAX_TIMEOUT_MS / 1000} s), killing every process it started. stdin is empty unless given; no TTY, PAGER=cat, NO_COLOR=1, TERM=dumb.`,
-		'Output over 64 KB per stream keeps the first quarter and the last three quarters with a marker; the whole output is in a log file you can page with read_file (the marker names it).',
-		'For interactive programs, servers, watchers or anything that waits for input, use exec_command instead. Background processes (`cmd &`) keep running after the call returns.',
+		'Run a shell command to completion (`bash -o pipefail -c`; pwsh or cmd on Windows) in a workspace folder; returns the exit code or signal, duration, stdout and stderr.',
+		'No TTY; PAGER=cat, NO_COLOR=1, TERM=dumb. At the timeout every process it started is killed.',
+		'Output over 64 KB per stream keeps its head and tail, with a marker naming a log file of the whole output to page with read_file.',
+		'For interactive programs, servers or watchers use exec_command. Background processes (`cmd &`) outlive the call.',
 	].join(' '),
 	schema,
 	describe: input => `Running \`${oneLine(input.command, 60)}\``,
@@ -61,7 +61,7 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 			cwd: dir.absolute,
 			timeoutMs: input.timeoutMs ?? DEFAULT_TIMEOUT_MS,
 			stdin: input.stdin,
-			env: input.env,
+			env: envVariables(input.env),
 			signal: ctx.signal,
 			maxOutputBytes: ctx.limits.commandBytes,
 			logDir,
@@ -79,7 +79,7 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 /** The exact command, plus what else shapes it (env, stdin) as shell comments the person can read. */
 function shownCommand(input: Input): string {
 	const extras: string[] = [];
-	for (const [name, value] of Object.entries(input.env ?? {})) extras.push(`# env ${name}=${JSON.stringify(value)}`);
+	for (const [name, value] of Object.entries(envVariables(input.env) ?? {})) extras.push(`# env ${name}=${JSON.stringify(value)}`);
 	if (input.stdin) {
 		const preview = input.stdin.length > 200 ? `${input.stdin.slice(0, 200)}…` : input.stdin;
 		extras.push(`# stdin (${formatBytes(Buffer.byteLength(input.stdin))}): ${JSON.stringify(preview)}`);
@@ -166,4 +166,13 @@ function afterwords(result: RunResult): string {
 	if (!result.leftRunning || result.pid === undefined) return '';
 	const held = result.pipesHeld ? ' They kept its output open; what they print from now on is not collected.' : '';
 	return `Note: processes it started in the background are still running (process group ${result.pid}).${held} They are stopped when Toolbelt stops (the editor closes); stop them sooner with run_command "kill -- -${result.pid}". For servers and watchers, exec_command lets you see their output.`;
+}
+
+/** `["NAME=value", …]` as variables; a NAME given twice takes its last value, as in a shell. */
+function envVariables(entries: readonly string[] | undefined): Record<string, string> | undefined {
+	if (!entries?.length) return undefined;
+	return Object.fromEntries(entries.map(entry => {
+		const equals = entry.indexOf('=');
+		return [entry.slice(0, equals), entry.slice(equals + 1)];
+	}));
 }

@@ -44,8 +44,24 @@ export async function searchScopes(ctx: ToolContext, input: string | undefined, 
 	return [{ cwd: isFile ? path.dirname(target.absolute) : target.absolute, order: roots.length, arg: isFile ? path.basename(target.absolute) : '.', isFile }];
 }
 
-/** A string-or-list parameter as a list without blanks. */
-export function globList(value: string | readonly string[] | undefined): string[] {
-	if (value === undefined) return [];
-	return (typeof value === 'string' ? [value] : [...value]).map(glob => glob.trim()).filter(Boolean);
+/**
+ * Comma-separated globs as a list without blanks. A comma inside braces belongs to its glob
+ * (`*.{ts,tsx}`), as in VS Code's "files to include".
+ */
+export function globList(value: string | undefined): string[] {
+	const globs: string[] = [];
+	let depth = 0;
+	let current = '';
+	for (const char of value ?? '') {
+		if (char === ',' && depth === 0) {
+			globs.push(current);
+			current = '';
+			continue;
+		}
+		if (char === '{') depth++;
+		else if (char === '}' && depth > 0) depth--;
+		current += char;
+	}
+	globs.push(current);
+	return globs.map(glob => glob.trim()).filter(Boolean);
 }

@@ -53,6 +53,9 @@ export function isSwitchedOff(tool: Pick<ToolDefinition, 'name' | 'group'>, sett
 	return settings.disabledTools.includes(tool.name) || settings.disabledGroups.includes(tool.group);
 }
 
+/** How every `path` field reads to a model (the boundary explains an empty or outside path). */
+export const PATH_DESCRIPTION = 'Workspace-relative (multi-root: `folderName/…`) or absolute inside the workspace.';
+
 export const TOOL_PREFIX = 'toolbelt_';
 
 export function contributedName(tool: Pick<ToolDefinition, 'name'>): string {

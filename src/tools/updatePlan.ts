@@ -2,12 +2,12 @@ import { Type } from '@sinclair/typebox';
 import type { ToolContext } from '../core/context';
 import { countTasks, MAX_TASKS, renderPlan, summarize, taskSchema } from '../core/plan';
 import { textResult, ToolResult } from '../core/result';
-import { planText, savePlan, withPlanForChange } from './planShared';
+import { ABRIDGED_RESULT, planText, savePlan, withPlanForChange } from './planShared';
 import { defineTool } from './tool';
 
 const schema = Type.Object({
-	tasks: Type.Array(taskSchema, { maxItems: MAX_TASKS, description: `The whole plan, in order (at most ${MAX_TASKS} tasks): it replaces the previous one. An empty list clears the plan.` }),
-	abridged: Type.Optional(Type.Boolean({ description: 'true: the result shows one line per task instead of the full plan. Default false.' })),
+	tasks: Type.Array(taskSchema, { maxItems: MAX_TASKS, description: `The whole plan in order, at most ${MAX_TASKS} tasks; [] clears it.` }),
+	abridged: Type.Optional(Type.Boolean({ description: ABRIDGED_RESULT })),
 }, { additionalProperties: false });
 
 export const updatePlanTool = defineTool({
@@ -21,8 +21,7 @@ export const updatePlanTool = defineTool({
 	tags: ['plan', 'todo'],
 	userDescription: 'Replace the plan with a new list of tasks (title, status, details).',
 	modelDescription: [
-		'Write the plan for multi-step work: the full ordered task list, each `{ title, status, details? }` with status `pending`, `in_progress` or `completed`.',
-		`It replaces the previous plan (send every task, not only the changed ones); at most ${MAX_TASKS} tasks.`,
+		'Write the plan for multi-step work: the full ordered task list, replacing the previous plan (send every task, not only the changed ones).',
 		'Keep exactly one task in_progress while working; mark tasks completed as soon as they are done (complete_task is shorter for that).',
 		'The user sees the plan in the Plan view and may tick tasks; call get_plan first if it may have changed. Returns the plan as saved.',
 	].join(' '),

@@ -9,17 +9,16 @@ import { textResult, ToolResult } from '../core/result';
 import { decodeChangeableText, decodeText, DEFAULT_FORMAT, encodeText, ensureFinalNewline, fitToFormat, TextFormat } from '../core/text';
 import { formatBytes } from '../core/truncate';
 import { boundedDiff, diagnosticsSection, statSummary } from './changeReport';
-import { defineTool } from './tool';
+import { stringEnum } from '../core/stringEnum';
+import { defineTool, PATH_DESCRIPTION } from './tool';
 
 const schema = Type.Object({
-	path: Type.String({ minLength: 1, description: 'File to write: workspace-relative (or `folderName/…` in a multi-root workspace), or absolute inside the workspace.' }),
-	content: Type.String({ description: 'The text to write (or, with encoding "base64", the bytes as base64).' }),
-	encoding: Type.Optional(Type.Union([Type.Literal('utf8'), Type.Literal('base64')], { description: '`utf8` (default) for text; `base64` to write raw bytes.' })),
-	mode: Type.Optional(Type.Union([Type.Literal('overwrite'), Type.Literal('create'), Type.Literal('append')], {
-		description: '`overwrite` (default) replaces the file or creates it; `create` fails if the file exists; `append` adds to the end (creating the file if needed).',
-	})),
+	path: Type.String({ description: PATH_DESCRIPTION }),
+	content: Type.String({ description: 'The text, or with encoding base64 the bytes as base64.' }),
+	encoding: Type.Optional(stringEnum(['utf8', 'base64'], { description: 'Default utf8.' })),
+	mode: Type.Optional(stringEnum(['overwrite', 'create', 'append'], { description: 'overwrite (default) replaces or creates the file; create fails if it exists; append adds to its end.' })),
 	createDirs: Type.Optional(Type.Boolean({ description: 'Create missing parent folders (default true).' })),
-	ensureFinalNewline: Type.Optional(Type.Boolean({ description: 'End the file with a line ending if the content does not (default false).' })),
+	ensureFinalNewline: Type.Optional(Type.Boolean({ description: 'End the file with a line ending (default false).' })),
 }, { additionalProperties: false });
 
 type Input = typeof schema.static;
@@ -35,11 +34,9 @@ export const writeFileTool = defineTool({
 	tags: ['files', 'edit', 'write'],
 	userDescription: 'Create a file, replace its content, or append to it: atomic, with a backup and a diff.',
 	modelDescription: [
-		'Create a file or replace its whole content (mode "overwrite", the default), create only if missing (mode "create"), or append (mode "append").',
-		'Missing parent folders are created unless createDirs is false. Replacing a file keeps its line endings (CRLF stays CRLF), its BOM and its final newline; write content with "\\n" line endings.',
-		'To change part of an existing file, prefer edit_file. Use encoding "base64" for binary content.',
-		'The write is atomic; the original is backed up; a file that changed on disk since you read it is not overwritten (read it again).',
-		'Returns the bytes written and a compact diff summary.',
+		'Create a file, replace its whole content, or append to it. Replacing keeps the file\'s line endings, BOM and final newline: write "\\n".',
+		'To change part of a file, prefer edit_file. The write is atomic and backed up; a file changed on disk since you read it is refused (read it again).',
+		'Returns the bytes written and a diff summary.',
 	].join(' '),
 	schema,
 	describe: input => `${input.mode === 'append' ? 'Appending to' : input.mode === 'create' ? 'Creating' : 'Writing'} ${input.path}`,

@@ -10,7 +10,7 @@ import { formatBytes } from '../core/truncate';
 import { defineTool } from './tool';
 
 const schema = Type.Object({
-	name: Type.String({ minLength: 1, maxLength: 120, description: 'File name without extension (`.md` is added), e.g. "api-review". No folders.' }),
+	name: Type.String({ minLength: 1, maxLength: 120, description: 'File name without `.md` and folders, e.g. "api-review" (1–120 characters).' }),
 	content: Type.String({ description: 'The Markdown to write.' }),
 }, { additionalProperties: false });
 

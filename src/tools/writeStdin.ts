@@ -1,16 +1,16 @@
 import { Type } from '@sinclair/typebox';
 import type { ToolContext } from '../core/context';
 import type { ToolResult } from '../core/result';
-import { describeEnd, findSession, oneLine, sessionsOf, visibleChars } from './commandSupport';
+import { describeEnd, findSession, oneLine, SESSION_ID_DESCRIPTION, sessionsOf, visibleChars } from './commandSupport';
 import { MAX_YIELD_MS, sessionResult } from './execCommand';
 import { defineTool } from './tool';
 
 export const DEFAULT_WRITE_YIELD_MS = 250;
 
 const schema = Type.Object({
-	sessionId: Type.Integer({ minimum: 1, description: 'The session, as exec_command or list_sessions gave it.' }),
-	chars: Type.Optional(Type.String({ description: 'Characters to send, as typed: "ls\\n" runs a line, "\\u0003" is Ctrl-C, "\\u0004" Ctrl-D (end of input), "\\u001b[A" the up arrow. Empty (default) sends nothing and just reads new output.' })),
-	yieldMs: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_YIELD_MS, description: `How long to wait for output after sending, in ms (default ${DEFAULT_WRITE_YIELD_MS}); returns at once when the program exits.` })),
+	sessionId: Type.Integer({ minimum: 1, description: SESSION_ID_DESCRIPTION }),
+	chars: Type.Optional(Type.String({ description: 'Keys as typed: "ls\\n" runs a line, "\\u0003" is Ctrl-C, "\\u0004" Ctrl-D, "\\u001b[A" the up arrow. Default empty: only read.' })),
+	yieldMs: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_YIELD_MS, description: `Ms to wait for output (0–${MAX_YIELD_MS}, default ${DEFAULT_WRITE_YIELD_MS}).` })),
 }, { additionalProperties: false });
 
 type Input = typeof schema.static;
@@ -25,8 +25,7 @@ export const writeStdinTool = defineTool({
 	tags: ['commands', 'terminal', 'interactive'],
 	userDescription: 'Send keys to an interactive session started with exec_command and read its new output.',
 	modelDescription: [
-		'Send characters to a session started by exec_command (control characters included: "\\u0003" Ctrl-C, "\\u0004" Ctrl-D; end a line with "\\n"),',
-		`wait yieldMs (default ${DEFAULT_WRITE_YIELD_MS} ms, longer for slow commands) and return the output printed since the last read (escape codes removed, at most 64 KB, head and tail kept) and whether it is still running.`,
+		'Send keys to a session started by exec_command, wait yieldMs, and return the output printed since the last read (escape codes removed, at most 64 KB, head and tail kept) and whether it still runs.',
 		'With empty chars it only reads new output: use that to follow a long-running program.',
 	].join(' '),
 	schema,

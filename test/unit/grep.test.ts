@@ -58,13 +58,16 @@ describe('grep', () => {
 		}
 	});
 
-	it('narrows with glob (string or list) and exclude', async () => {
+	it('narrows with glob (one, or several comma-separated) and exclude', async () => {
 		const h = makeHarness(tree.root);
 		assert.deepEqual(matchLines(await h.text('grep', { pattern: 'alpha', glob: '*.py' })), ['src/b.py:1: def alpha():']);
-		assert.equal(matchLines(await h.text('grep', { pattern: 'alpha', glob: ['*.py', '*.md'] })).length, 2);
+		assert.equal(matchLines(await h.text('grep', { pattern: 'alpha', glob: '*.py, *.md' })).length, 2);
+		// A comma inside braces belongs to its glob.
+		assert.equal(matchLines(await h.text('grep', { pattern: 'alpha', glob: '*.{py,md}' })).length, 2);
 		assert.deepEqual(matchLines(await h.text('grep', { pattern: 'alpha', glob: 'src/**' })).length, 3);
-		const excluded = matchLines(await h.text('grep', { pattern: 'alpha', exclude: ['*.md', 'src'] }));
+		const excluded = matchLines(await h.text('grep', { pattern: 'alpha', exclude: '*.md,src' }));
 		assert.deepEqual(excluded, ['unicode.txt:1: Grüße, alpha 😀 — ok']);
+		assert.match((await h.error('grep', { pattern: 'alpha', glob: ['*.py'] })).message, /glob: expected a string, got an array/);
 	});
 
 	it('does not search ignored, hidden, node_modules or binary files unless asked', async () => {

@@ -238,7 +238,7 @@ describe('run_command', function () {
 
 	it('shows extra environment and stdin in the confirmation', async () => {
 		const h = makeHarness(tree.root);
-		await h.text('run_command', { command: 'cat', stdin: 'payload', env: { MODE: 'test' } });
+		await h.text('run_command', { command: 'cat', stdin: 'payload', env: ['MODE=test'] });
 		const request = h.asked[0];
 		assert.ok(request.kind === 'command' && request.command === 'cat\n# env MODE="test"\n# stdin (7 B): "payload"');
 	});
@@ -275,8 +275,9 @@ describe('run_command', function () {
 		assert.match(negative.message, /timeoutMs: must be ≥ 1/);
 		const huge = await h.error('run_command', { command: 'true', timeoutMs: 10_000_000 });
 		assert.match(huge.message, /timeoutMs: must be ≤ 600000/);
-		const badEnv = await h.error('run_command', { command: 'true', env: { 'BAD-NAME': 'x' } });
+		const badEnv = await h.error('run_command', { command: 'true', env: ['BAD-NAME=x', 'NO_VALUE'] });
 		assert.equal(badEnv.code, 'invalid_input');
+		assert.match(badEnv.message, /env\[0\]: expected text matching .*got the string "BAD-NAME=x"\n- env\[1\]: expected text matching/);
 	});
 
 	it('says plainly when a command does not exist', async () => {
@@ -328,8 +329,9 @@ describe('run_command', function () {
 
 	it('passes extra environment variables and stdin to the command', async () => {
 		const h = makeHarness(tree.root);
-		const envText = await h.text('run_command', { command: 'echo "FOO=$FOO"', env: { FOO: 'bar' } });
-		assert.match(envText, /--- stdout \(1 line, 8 B\) ---\nFOO=bar/);
+		// The value is everything after the first '='; a name given twice keeps its last value.
+		const envText = await h.text('run_command', { command: 'echo "FOO=$FOO|$BAR"', env: ['FOO=old', 'FOO=bar', 'BAR=a=b c'] });
+		assert.match(envText, /--- stdout \(1 line, 14 B\) ---\nFOO=bar\|a=b c/);
 		const stdinText = await h.text('run_command', { command: 'cat', stdin: 'hello' });
 		assert.match(stdinText, /^Exit code 0 after/);
 		assert.match(stdinText, /--- stdout \(1 line, 5 B\) ---\nhello/);

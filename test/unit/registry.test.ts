@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { ApprovalRequest, ToolEvent } from '../../src/core/context';
 import { createNodeEnvironment } from '../../src/core/nodeHost';
 import { resultText, textResult } from '../../src/core/result';
+import { stringEnum } from '../../src/core/stringEnum';
 import { ToolRegistry } from '../../src/tools/registry';
 import { defineTool } from '../../src/tools/tool';
 import { makeHarness, makeTree } from './helpers';
@@ -15,7 +16,7 @@ function fakeTools(log: string[]) {
 		schema: Type.Object({
 			path: Type.String({ minLength: 1 }),
 			times: Type.Optional(Type.Integer({ minimum: 1, maximum: 5 })),
-			mode: Type.Optional(Type.Union([Type.Literal('a'), Type.Literal('b')])),
+			mode: Type.Optional(stringEnum(['a', 'b'])),
 		}, { additionalProperties: false }),
 		describe: input => `Touching ${input.path}`,
 		run: async (input, ctx) => {

@@ -2,13 +2,13 @@ import * as assert from 'node:assert/strict';
 import { Type } from '@sinclair/typebox';
 import { checkJsonInput, editorSchema, initialJsonText } from '../../src/core/jsonInput';
 import { fieldPrompt, formFields, parseFieldInput, skeletonInput } from '../../src/core/schemaForm';
+import { stringEnum } from '../../src/core/stringEnum';
 import { ALL_TOOLS } from '../../src/tools';
 
 const schema = Type.Object({
 	limit: Type.Optional(Type.Integer({ minimum: 1, default: 500, description: 'How many (`default 500`).' })),
-	mode: Type.Optional(Type.Union([Type.Literal('slice'), Type.Literal('indentation')], { description: 'The mode.' })),
+	mode: Type.Optional(stringEnum(['slice', 'indentation'], { description: 'The mode.' })),
 	path: Type.String({ minLength: 1, description: 'Where.' }),
-	glob: Type.Optional(Type.Union([Type.String(), Type.Array(Type.String())], { description: 'Globs.' })),
 	recursive: Type.Optional(Type.Boolean({ description: 'Deep?' })),
 	edits: Type.Array(Type.Object({ oldText: Type.String(), newText: Type.String() }, { additionalProperties: false }), { description: 'Edits.' }),
 }, { additionalProperties: false });
@@ -21,7 +21,6 @@ describe('schema → prompts', () => {
 			['edits', true, 'json'],
 			['limit', false, 'integer'],
 			['mode', false, 'enum'],
-			['glob', false, 'stringOrList'],
 			['recursive', false, 'boolean'],
 		]);
 		assert.deepEqual(fields.find(field => field.name === 'mode')?.options, ['slice', 'indentation']);
@@ -43,8 +42,8 @@ describe('schema → prompts', () => {
 		assert.deepEqual(parseFieldInput(byName.limit, ''), { skip: true });
 		assert.match((parseFieldInput(byName.path, '') as any).error, /path/);
 		assert.deepEqual(parseFieldInput(byName.recursive, 'yes'), { value: true });
-		assert.deepEqual(parseFieldInput(byName.glob, '*.ts'), { value: '*.ts' });
-		assert.deepEqual(parseFieldInput(byName.glob, '["*.ts", "*.js"]'), { value: ['*.ts', '*.js'] });
+		assert.deepEqual(parseFieldInput(byName.mode, 'slice'), { value: 'slice' });
+		assert.match((parseFieldInput(byName.mode, 'lines') as any).error, /mode/);
 		assert.deepEqual(parseFieldInput(byName.edits, '[{"oldText":"a","newText":"b"}]'), { value: [{ oldText: 'a', newText: 'b' }] });
 		assert.match((parseFieldInput(byName.edits, '[{"oldText":"a"}]') as any).error, /edits .*newText/);
 		assert.match((parseFieldInput(byName.edits, '[{') as any).error, /not valid JSON/);

@@ -280,6 +280,9 @@ describe('session tools', function () {
 		assert.match(list, /^1 of at most 16 sessions running, 1 finished:/);
 		assert.match(list, /- 1: `sleep 1000` in \. \(pty, pid \d+\) — running for/);
 		assert.match(list, /- 2: `echo done` in \. \(pipes, pid \d+\) — exited with code 0/);
+		const running = resultText(await h.invoke('list_sessions', { includeFinished: false }));
+		assert.match(running, /^1 of at most 16 sessions running, 1 finished \(not listed\):\n- 1: `sleep 1000`/);
+		assert.doesNotMatch(running, /echo done/);
 		const killed = await h.invoke('kill_session', { sessionId: 1 });
 		assert.match(resultText(killed), /was stopped with every process it started/);
 		assert.equal(meta(killed).alive, false);

@@ -54,6 +54,9 @@ export function parseCodex(lines: readonly PatchTextLine[]): FileOperation[] {
 		}
 		operations.push(parseSection(reader));
 	}
+	if (operations.length === 0) {
+		throw new PatchParseError(lines[endIndex].number, `the patch names no file: there is no file section between '${BEGIN}' and '${END}'. Add one per file to change, e.g. '${UPDATE} <path>' followed by '@@' hunks (or '${ADD} <path>', '${DELETE} <path>'), and send it again.`);
+	}
 	return operations;
 }
 

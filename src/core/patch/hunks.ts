@@ -42,8 +42,11 @@ export function applyHunks(file: FileLines, hunks: readonly Hunk[], display: str
 class Placer {
 	readonly placed: Placement[] = [];
 	readonly notes: string[] = [];
-	/** Where the previous hunk's old lines ended: Codex hunks are sought from there. */
-	private cursor = 0;
+	/**
+	 * Where the previous hunk's old lines ended: Codex hunks are sought from there. Undefined until
+	 * a hunk pins a place; a hunk that only appends pins none, so the next may change earlier lines.
+	 */
+	private cursor: number | undefined;
 	/** How far the previous numbered hunk sat from its line number; the next one's number is shifted alike. */
 	private drift = 0;
 
@@ -52,8 +55,8 @@ class Placer {
 	place(hunk: Hunk): void {
 		const old = hunk.lines.filter(line => line.kind !== 'add').map(line => line.text);
 		const numbered = hunk.oldStart !== undefined;
-		let from = numbered ? 0 : this.cursor;
-		let hint = numbered ? Math.max(0, hunk.oldStart! - 1 + this.drift) : this.placed.length > 0 ? this.cursor : undefined;
+		let from = numbered ? 0 : this.cursor ?? 0;
+		let hint = numbered ? Math.max(0, hunk.oldStart! - 1 + this.drift) : this.cursor;
 		for (const anchor of hunk.anchors) {
 			from = findAnchor(this.lines, anchor, from, hunk, this.display) + 1;
 			hint = from;
@@ -66,7 +69,10 @@ class Placer {
 			: this.locate(hunk, old, numbered, from, hint);
 		this.placed.push({ hunk, start, length: old.length, level });
 		if (level !== 'exact') this.notes.push(`${this.display} hunk ${hunk.number}: placed at line ${start + 1}, matched ${LEVEL_DESCRIPTIONS[level]}.`);
-		this.cursor = start + old.length;
+		// As in Codex, a hunk that only adds lines pins no place for the next one (without an anchor
+		// it goes to the end of the file); only its anchors, if any, moved the search on.
+		if (old.length > 0) this.cursor = start + old.length;
+		else if (hunk.anchors.length > 0) this.cursor = from;
 		if (numbered) this.drift = start - (old.length === 0 ? hunk.oldStart! : hunk.oldStart! - 1);
 	}
 

@@ -23,16 +23,18 @@ export async function expectShown(locator, what, timeout = 30_000) {
 
 /**
  * Opens the chat view in agent mode with `model` selected. A fresh profile starts with the built-in
- * chat extension switched off ("chat setup not completed", and sending would ask to sign in); opening
- * the Language Models editor once switches it on and lists the contributed models, after which the
- * model and the Agent mode are picked by themselves.
+ * Copilot Chat extension switched off ("chat setup not completed"); opening the Language Models
+ * editor once switches it on and lists the contributed models, after which the model and the Agent
+ * mode are picked by themselves. Until Copilot Chat has activated, though, a prompt goes to VS
+ * Code's setup agent, which asks to sign in: `copilotActive()` must resolve once it has.
  */
-export async function openAgentChat(page, model) {
+export async function openAgentChat(page, model, copilotActive) {
 	await runCommand(page, 'Chat: Manage Language Models');
 	const models = page.locator('.monaco-modal-editor-block');
 	await expectShown(models.getByText(model).first(), `"${model}" in the Language Models editor (is the test extension loaded?)`);
 	await page.keyboard.press('Escape');
 	await models.waitFor({ state: 'detached', timeout: 5000 });
+	await copilotActive();
 	await runCommand(page, 'Chat: Open Chat');
 	await expectShown(page.locator(`${CHAT} .interactive-input-part .chat-input-picker-label`, { hasText: model }).first(), `the chat's model picker to show "${model}"`);
 	await expectShown(page.locator(`${CHAT} .interactive-input-part .action-label`, { hasText: /^Agent$/ }).first(), 'the chat to be in Agent mode');

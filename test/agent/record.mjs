@@ -2,10 +2,19 @@
 // Copilot sent it), and measuring what those requests cost in tool definitions.
 import * as fs from 'node:fs';
 
-/** Every recorded request, in order (none yet: an empty list). */
-export function readRecord(file) {
+function readLines(file) {
 	if (!fs.existsSync(file)) return [];
 	return fs.readFileSync(file, 'utf8').split('\n').filter(Boolean).map(line => JSON.parse(line));
+}
+
+/** Every recorded request, in order (none yet: an empty list). */
+export function readRecord(file) {
+	return readLines(file).filter(line => line.kind === 'request');
+}
+
+/** The version of Copilot Chat once the scripted model saw it active (prompts sent before then go astray). */
+export function copilotChatVersion(file) {
+	return readLines(file).find(line => line.kind === 'ready')?.copilotChat;
 }
 
 /** The request of `scenario` that got the closing answer (every tool result is in it), if it came. */

@@ -6,11 +6,11 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
-	answerConfirmation, answerShown, nextQuestion, openAgentChat, openToolPicker, sendInNewChat, shownText, toolConfirmation, transcriptText,
+	answerConfirmation, answerShown, expectShown, nextQuestion, openAgentChat, openToolPicker, sendInNewChat, shownText, toolConfirmation, transcriptText,
 } from '../../scripts/lib/chat.mjs';
 import { clickDialogButton, dialog, resizeSecondarySideBar, runCommand, until } from '../../scripts/lib/workbench.mjs';
 import scripted from '../agent/extension/scenarios.js';
-import { closingRequest, describeFootprint, readRecord, toolFootprint } from '../agent/record.mjs';
+import { closingRequest, COPILOT_COUNTERPARTS, copilotChatVersion, describeFootprint, readRecord, toolFootprint } from '../agent/record.mjs';
 
 const { scenarios, PLANTED } = scripted;
 const root = path.resolve(import.meta.dirname, '..', '..');
@@ -39,10 +39,24 @@ export function options({ scratch, folder }) {
 	};
 }
 
+/**
+ * Copilot's tools that do the jobs of Toolbelt's, as the tool picker names them, by tool set
+ * (`todo` is a set of one tool). Unticked, they are exactly COPILOT_COUNTERPARTS.
+ */
+const OVERLAPPING_BUILT_INS = {
+	read: ['readFile', 'problems'],
+	search: ['listDirectory', 'fileSearch', 'textSearch'],
+	edit: ['createFile', 'editFiles'],
+	execute: ['runInTerminal', 'sendToTerminal', 'getTerminalOutput', 'killTerminal'],
+	todo: [],
+};
+
 /** Under a failed step: the conversation on screen and the model's last requests. */
 export async function diagnose({ page }) {
+	const signIn = await page.locator('.monaco-dialog-box', { hasText: 'Sign in to use GitHub Copilot' }).count();
+	const setupAgent = signIn ? ['VS Code\'s setup agent took the prompt and asks to sign in: Copilot Chat\'s agent was not registered yet.'] : [];
 	const requests = readRecord(recordFile).slice(-4).map(entry => `  ${entry.scenario ?? '(no scenario)'} round ${entry.round}: ${entry.results.map(result => `[${result.name}] ${result.text.slice(0, 160)}`).join(' | ') || '(no results)'} → ${JSON.stringify(entry.reply).slice(0, 200)}`);
-	return [`chat on screen:\n${await transcriptText(page).catch(error => `(unreadable: ${error.message})`)}`, 'last model requests:', ...requests].join('\n');
+	return [...setupAgent, `chat on screen:\n${await transcriptText(page).catch(error => `(unreadable: ${error.message})`)}`, 'last model requests:', ...requests].join('\n');
 }
 
 function read(folder, rel) {
@@ -88,8 +102,9 @@ async function allowanceStopsAtProtectedPath({ page, folder, screenshot }, { sce
 
 export const steps = [
 	['agent mode opens with the scripted model (chat switched on through Chat: Manage Language Models)', async ({ page }) => {
-		await openAgentChat(page, MODEL);
+		await openAgentChat(page, MODEL, () => until('Copilot Chat to activate (the scripted model reports it)', () => copilotChatVersion(recordFile), 60_000));
 		await resizeSecondarySideBar(page, 640);
+		console.log(`    (Copilot Chat ${copilotChatVersion(recordFile)})`);
 	}],
 
 	['read → edit: Toolbelt\'s diff in the chat confirmation; "Allow Once" edits the file and the model receives both results', async ({ page, folder, screenshot }) => {
@@ -167,6 +182,8 @@ export const steps = [
 		// nothing, the edit is not marked as a refactoring), and saving puts them back on disk.
 		await page.locator('.editor-instance .monaco-diff-editor .editor.modified .view-lines').first().click();
 		await page.keyboard.press('ControlOrMeta+Z');
+		// The other file is reverted a moment later; the Explorer's badge counts both once it is.
+		await expectShown(page.locator('.activitybar .action-item a[aria-label*="2 unsaved files"]'), 'the Explorer to count 2 unsaved files after Undo', 10_000);
 		await runCommand(page, 'File: Save All');
 		await until('both files to be restored on disk', () => Object.entries(originals).every(([rel, text]) => read(folder, rel) === text));
 	}],
@@ -214,17 +231,40 @@ export const steps = [
 		console.log(describeFootprint(footprint).replace(/^/gm, '    '));
 	}],
 
-	['the tool picker lists Toolbelt\'s tools beside Copilot\'s built-in tool sets', async ({ page, screenshot }) => {
+	['the tool picker lists Toolbelt\'s tools (tbRead, tbEdit, …) beside Copilot\'s built-in tool sets', async ({ page }) => {
 		await openToolPicker(page);
-		const toolbelt = page.locator('.quick-input-widget .monaco-list-row', { hasText: /^Toolbelt/ }).first();
-		await toolbelt.locator('.monaco-tl-twistie').click();
-		for (const name of ['tbCompleteTask', 'tbEdit', 'tbExec']) {
-			await page.locator('.quick-input-widget .monaco-list-row', { hasText: new RegExp(`^${name}`) }).first().waitFor();
-		}
-		for (const set of ['edit', 'execute', 'read', 'search', 'todo']) {
-			await page.locator('.quick-input-widget .monaco-list-row', { hasText: new RegExp(`^${set}`) }).first().waitFor();
-		}
-		await screenshot('agent-tools');
+		await pickerRow(page, 'Toolbelt').locator('.monaco-tl-twistie').click();
+		for (const name of ['tbCompleteTask', 'tbEdit', 'tbExec']) await pickerRow(page, name).waitFor();
+		await pickerRow(page, 'Toolbelt').locator('.monaco-tl-twistie').click();
+		for (const set of Object.keys(OVERLAPPING_BUILT_INS)) await pickerRow(page, set).waitFor();
 		await page.keyboard.press('Escape');
 	}],
+
+	['unticking Copilot\'s overlapping tools in the picker (the README\'s advice) leaves one tool per job', async ({ page, screenshot }) => {
+		await openToolPicker(page);
+		for (const [set, tools] of Object.entries(OVERLAPPING_BUILT_INS)) {
+			if (!tools.length) {
+				await pickerRow(page, set).locator('.monaco-checkbox').click();
+				continue;
+			}
+			await pickerRow(page, set).locator('.monaco-tl-twistie').click();
+			for (const tool of tools) await pickerRow(page, tool).locator('.monaco-checkbox').click();
+			await pickerRow(page, set).locator('.monaco-tl-twistie').click();
+		}
+		await screenshot('agent-tools');
+		await page.locator('.quick-input-widget .monaco-button', { hasText: 'OK' }).first().click();
+		await play(page, 'tools-offered');
+		await toolResults(page, 'tools-offered');
+		const offered = new Set(closingRequest(recordFile, 'tools-offered').tools.map(tool => tool.name));
+		const stillOffered = [...new Set(Object.values(COPILOT_COUNTERPARTS).flat())].filter(name => offered.has(name));
+		assert.deepEqual(stillOffered, [], 'Copilot tools still offered after unticking them');
+		const footprint = toolFootprint([closingRequest(recordFile, 'tools-offered')]);
+		assert.equal(footprint.duplicates.length, 0);
+		console.log(`    Then each request offers ${footprint.tools} tools, ${(footprint.bytes / 1024).toFixed(1)} KB of definitions, Toolbelt's ${footprint.ours} among them.`);
+	}],
 ];
+
+/** The tool picker's row whose label starts with `label`. */
+function pickerRow(page, label) {
+	return page.locator('.quick-input-widget .monaco-list-row', { hasText: new RegExp(`^${label}`) }).first();
+}

@@ -20,6 +20,8 @@ const MODEL = {
 	capabilities: { toolCalling: true, imageInput: false },
 };
 
+const COPILOT_CHAT = 'GitHub.copilot-chat';
+
 function activate(context) {
 	context.subscriptions.push(vscode.lm.registerLanguageModelChatProvider(VENDOR, {
 		provideLanguageModelChatInformation: () => [MODEL],
@@ -27,12 +29,32 @@ function activate(context) {
 		// Copilot budgets its prompt with this; an estimate is all it needs.
 		provideTokenCount: (_model, input) => Math.ceil(JSON.stringify(typeof input === 'string' ? input : input.content ?? '').length / 4),
 	}));
+	reportWhenCopilotIsActive(context);
+}
+
+/**
+ * Until Copilot Chat has activated (it starts switched off in a fresh profile), a prompt goes to
+ * VS Code's setup agent, which asks to sign in. The test waits for this line before its first prompt.
+ */
+function reportWhenCopilotIsActive(context) {
+	const check = async () => {
+		const copilot = vscode.extensions.getExtension(COPILOT_CHAT);
+		if (!copilot) return false;
+		await copilot.activate();
+		record({ kind: 'ready', copilotChat: copilot.packageJSON.version });
+		return true;
+	};
+	check().then(done => {
+		if (done) return;
+		const listener = vscode.extensions.onDidChange(() => check().then(found => found && listener.dispose()));
+		context.subscriptions.push(listener);
+	});
 }
 
 async function respond(_model, messages, options, progress) {
 	const conversation = readConversation(messages);
 	const tools = (options.tools ?? []).map(tool => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema }));
-	const entry = { at: new Date().toISOString(), scenario: conversation.scenario, round: conversation.results.length, tools, results: conversation.results };
+	const entry = { kind: 'request', at: new Date().toISOString(), scenario: conversation.scenario, round: conversation.results.length, tools, results: conversation.results };
 	const reply = nextReply(conversation, new Set(tools.map(tool => tool.name)));
 	entry.reply = reply;
 	record(entry);

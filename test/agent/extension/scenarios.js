@@ -48,6 +48,10 @@ const scenarios = {
 		prompt: 'Write "hi" to out.txt with a shell command.',
 		calls: [{ tool: 'toolbelt_run_command', input: { command: 'echo hi > out.txt && echo written' } }],
 	},
+	'tools-offered': {
+		prompt: 'Just answer: the test reads which tools this request offered.',
+		calls: [],
+	},
 	'patch-two-files': {
 		prompt: 'Patch notes.txt and src/greeting.ts in one go.',
 		calls: [{ tool: 'toolbelt_apply_patch', input: { patch: PATCH_TWO_FILES } }],

@@ -241,6 +241,7 @@ export const steps = [
 	}],
 
 	['unticking Copilot\'s overlapping tools in the picker (the README\'s advice) leaves one tool per job', async ({ page, screenshot }) => {
+		await runCommand(page, 'View: Close All Editors');
 		await openToolPicker(page);
 		for (const [set, tools] of Object.entries(OVERLAPPING_BUILT_INS)) {
 			if (!tools.length) {

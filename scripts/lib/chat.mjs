@@ -43,7 +43,7 @@ export async function openAgentChat(page, model, copilotActive) {
 	if (await notice.count()) await notice.first().click();
 }
 
-/** Sends `prompt` in a new chat, so no earlier conversation or "this session" allowance is carried over. */
+/** Sends `prompt` in a new chat (the scripted model reads the latest scenario; a new chat keeps earlier turns out). */
 export async function sendInNewChat(page, prompt) {
 	const transcript = page.locator(TRANSCRIPT);
 	if (await transcript.locator('.interactive-request').count()) {

@@ -47,7 +47,7 @@ export const COPILOT_COUNTERPARTS = {
 
 const OURS = /^toolbelt_/;
 
-/** Bytes of a tool definition as the provider received it (name, description, input schema, as JSON). */
+/** Bytes of tool definitions as the provider received them (name, description, input schema, as JSON). */
 function definitionBytes(tools) {
 	return Buffer.byteLength(JSON.stringify(tools));
 }

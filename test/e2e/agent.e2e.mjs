@@ -96,7 +96,7 @@ async function allowanceStopsAtProtectedPath({ page, folder, screenshot }, { sce
 	const results = await toolResults(page, scenario);
 	assert.equal(read(folder, protectedPath), protectedBefore, `${protectedPath} changed`);
 	assert.deepEqual(results.map(result => result.name), [tool, tool, tool]);
-	assert.doesNotMatch(results[1].text, /^Error/, 'the second, allowed call failed');
+	for (const allowed of results.slice(0, 2)) assert.doesNotMatch(allowed.text, /^Error/, 'an allowed ordinary call failed');
 	assert.match(results[2].text, /^Error: The user declined .*Nothing was changed/);
 }
 

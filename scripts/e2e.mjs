@@ -1,6 +1,10 @@
 // `npm run test:e2e`: end-to-end tests that drive the real workbench in headless Chromium, as a
 // person would (test/e2e/*.e2e.mjs). The extension is loaded for development with no tests path,
 // so confirmations are the real modal dialogs. Screenshots for the README land in media/screenshots/.
+// A suite exports `steps` ([title, async context => …]; a step that cannot run yet returns
+// `{ skipped: 'why' }`), and optionally `options` (for openWorkbench: an object, or a function of
+// `{ scratch, folder }` that also prepares the workspace) and `diagnose(context)`, whose text is
+// printed under a failed step.
 //   --only NAME         run one file (e.g. --only palette)
 //   --screenshots DIR   where screenshots go (default media/screenshots, which the README shows;
 //                       `npm test` points this into out/ so a full run leaves tracked files alone)
@@ -39,7 +43,8 @@ for (const file of files) {
 	const started = Date.now();
 	let workbench;
 	try {
-		workbench = await openWorkbench({ folder, extensionDevelopmentPath: root, ...suite.options });
+		const options = typeof suite.options === 'function' ? await suite.options({ scratch, folder }) : suite.options;
+		workbench = await openWorkbench({ folder, extensionDevelopmentPath: root, ...options });
 		// The view container's icon appears once the extension's contributions are in.
 		await workbench.page.locator('.activitybar .action-item a[aria-label^="Toolbelt"]').waitFor({ timeout: 60_000 });
 	} catch (error) {
@@ -59,14 +64,17 @@ for (const file of files) {
 	for (const [title, step] of suite.steps) {
 		const stepStarted = Date.now();
 		try {
-			await step(context);
-			console.log(`  ✔ ${title} (${Date.now() - stepStarted} ms)`);
+			const outcome = await step(context);
+			if (outcome?.skipped) console.log(`  ○ ${title} (skipped: ${outcome.skipped})`);
+			else console.log(`  ✔ ${title} (${Date.now() - stepStarted} ms)`);
 		} catch (error) {
 			failed++;
 			fs.mkdirSync(failuresDir, { recursive: true });
 			const shot = path.join(failuresDir, `${path.basename(file, '.e2e.mjs')}-failure.png`);
 			await workbench.page.screenshot({ path: shot }).catch(() => {});
 			console.error(`  ✗ ${title}\n    ${error.stack ?? error}\n    screenshot: ${path.relative(root, shot)}`);
+			const diagnosis = await suite.diagnose?.(context).catch(problem => `(diagnose failed: ${problem.message})`);
+			if (diagnosis) console.error(diagnosis.replace(/^/gm, '    '));
 			if (process.env.TOOLBELT_TEST_VERBOSE) console.error(workbench.logs.join('\n'));
 			break;
 		}

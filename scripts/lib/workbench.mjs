@@ -21,9 +21,11 @@ const QUIET_SETTINGS = {
 
 /**
  * Starts a server on `folder` with the repository as the development extension (and no tests, so
- * real dialogs appear), opens the workbench, and waits until it is ready.
+ * real dialogs appear), opens the workbench, and waits until it is ready. `extensions` are more
+ * folders to load for development beside it (a test extension); `extensionEnvironment` is added to
+ * the extension host's environment.
  */
-export async function openWorkbench({ folder, extensionDevelopmentPath, workspaceTrust = false, settings = {}, viewport = { width: 1400, height: 860 } }) {
+export async function openWorkbench({ folder, extensionDevelopmentPath, extensions = [], extensionEnvironment = {}, workspaceTrust = false, settings = {}, viewport = { width: 1400, height: 860 } }) {
 	const profile = tempDir('toolbelt-e2e-profile-');
 	const userDataDir = path.join(profile, 'user');
 	fs.mkdirSync(path.join(userDataDir, 'User'), { recursive: true });
@@ -34,8 +36,10 @@ export async function openWorkbench({ folder, extensionDevelopmentPath, workspac
 	const logs = [];
 	page.on('console', message => logs.push(`[${message.type()}] ${message.text()}`));
 	page.on('pageerror', error => logs.push(`[pageerror] ${error.message}`));
+	const developmentPath = extensions.length ? linkFolder(path.join(profile, 'development'), [extensionDevelopmentPath, ...extensions]) : extensionDevelopmentPath;
 	const payload = [
-		['extensionDevelopmentPath', remoteUri(server.port, extensionDevelopmentPath)],
+		['extensionDevelopmentPath', remoteUri(server.port, developmentPath)],
+		['extensionEnvironment', JSON.stringify(extensionEnvironment)],
 		['skipWelcome', 'true'],
 		['skipReleaseNotes', 'true'],
 	];
@@ -51,6 +55,16 @@ export async function openWorkbench({ folder, extensionDevelopmentPath, workspac
 			await server.stop();
 		},
 	};
+}
+
+/**
+ * The workbench keeps one extensionDevelopmentPath from the payload (the pairs become a map), but a
+ * folder without a package.json is scanned for extensions: one link per extension folder loads all.
+ */
+function linkFolder(dir, extensionFolders) {
+	fs.mkdirSync(dir);
+	extensionFolders.forEach((folder, index) => fs.symlinkSync(path.resolve(folder), path.join(dir, `${index}-${path.basename(path.resolve(folder))}`)));
+	return dir;
 }
 
 const QUICK_INPUT = '.quick-input-widget';
@@ -148,18 +162,27 @@ export async function until(what, probe, timeoutMs = 15_000) {
 }
 
 /** Drags the side bar's edge so it is `width` pixels wide (its content stays readable in screenshots). */
-export async function resizeSideBar(page, width) {
-	const sideBar = await page.locator('.part.sidebar').boundingBox();
-	if (!sideBar) return;
-	const edge = sideBar.x + sideBar.width;
+export function resizeSideBar(page, width) {
+	return resizePart(page, '.part.sidebar', 'right', width);
+}
+
+/** Drags the secondary side bar's (the chat's) inner edge so it is `width` pixels wide. */
+export function resizeSecondarySideBar(page, width) {
+	return resizePart(page, '.part.auxiliarybar', 'left', width);
+}
+
+async function resizePart(page, selector, edgeSide, width) {
+	const part = await page.locator(selector).boundingBox();
+	if (!part) return;
+	const edge = edgeSide === 'right' ? part.x + part.width : part.x;
 	const sashes = await page.locator('.monaco-sash.vertical').all();
 	for (const sash of sashes) {
 		const box = await sash.boundingBox();
-		if (!box || Math.abs(box.x + box.width / 2 - edge) > 6 || box.height < sideBar.height / 2) continue;
+		if (!box || Math.abs(box.x + box.width / 2 - edge) > 6 || box.height < part.height / 2) continue;
 		const y = box.y + box.height / 2;
 		await page.mouse.move(box.x + box.width / 2, y);
 		await page.mouse.down();
-		await page.mouse.move(sideBar.x + width, y, { steps: 8 });
+		await page.mouse.move(edgeSide === 'right' ? part.x + width : part.x + part.width - width, y, { steps: 8 });
 		await page.mouse.up();
 		return;
 	}

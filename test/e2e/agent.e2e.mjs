@@ -1,0 +1,271 @@
+// Copilot agent mode drives Toolbelt through the real agent loop. Copilot Chat ships with the VS
+// Code server; a test extension (test/agent/extension) is the language model: it plays the script a
+// prompt names and records every request Copilot sends it. This suite plays the person: it answers
+// chat's confirmations and Toolbelt's own modal, and checks the files and what the model was told.
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import {
+	answerConfirmation, answerShown, expectShown, nextQuestion, openAgentChat, openToolPicker, sendInNewChat, shownText, toolConfirmation, transcriptText,
+} from '../../scripts/lib/chat.mjs';
+import { clickDialogButton, dialog, resizeSecondarySideBar, runCommand, until } from '../../scripts/lib/workbench.mjs';
+import scripted from '../agent/extension/scenarios.js';
+import { closingRequest, COPILOT_COUNTERPARTS, copilotChatVersion, describeFootprint, readRecord, toolFootprint } from '../agent/record.mjs';
+
+const { scenarios, PLANTED } = scripted;
+const root = path.resolve(import.meta.dirname, '..', '..');
+const MODEL = 'Scripted Model';
+const OUTSIDE = 'A file next to the workspace, not in it.\n';
+const LIST = 'one\ntwo\nthree\n';
+const ENV = 'SECRET=1\n';
+
+let recordFile;
+
+/** The workspace gets a .env, a .git folder and two lists; a file sits next to it for the escape attempt. */
+export function options({ scratch, folder }) {
+	recordFile = path.join(scratch, 'agent-record.jsonl');
+	fs.writeFileSync(path.join(scratch, 'outside.txt'), OUTSIDE);
+	// Each scenario changes files of its own: an edit after another scenario's Undo would rightly be
+	// refused as stale (the file changed since the model last saw it).
+	for (const name of ['notes.txt', 'checklist.txt']) fs.writeFileSync(path.join(folder, name), LIST);
+	fs.writeFileSync(path.join(folder, '.env'), ENV);
+	fs.mkdirSync(path.join(folder, '.git', 'hooks'), { recursive: true });
+	fs.writeFileSync(path.join(folder, '.git', 'HEAD'), 'ref: refs/heads/main\n');
+	return {
+		extensions: [path.join(root, 'test', 'agent', 'extension')],
+		extensionEnvironment: { TOOLBELT_AGENT_RECORD: recordFile },
+		// A wide chat view otherwise lists past sessions beside the conversation, squeezing it.
+		settings: { 'chat.viewSessions.enabled': false },
+	};
+}
+
+/**
+ * Copilot's tools that do the jobs of Toolbelt's, as the tool picker names them, by tool set
+ * (`todo` is a set of one tool). Unticked, they are exactly COPILOT_COUNTERPARTS.
+ */
+const OVERLAPPING_BUILT_INS = {
+	read: ['readFile', 'problems'],
+	search: ['listDirectory', 'fileSearch', 'textSearch'],
+	edit: ['createFile', 'editFiles'],
+	execute: ['runInTerminal', 'sendToTerminal', 'getTerminalOutput', 'killTerminal'],
+	todo: [],
+};
+
+/** Under a failed step: the conversation on screen and the model's last requests. */
+export async function diagnose({ page }) {
+	const signIn = await page.locator('.monaco-dialog-box', { hasText: 'Sign in to use GitHub Copilot' }).count();
+	const setupAgent = signIn ? ['VS Code\'s setup agent took the prompt and asks to sign in: Copilot Chat\'s agent was not registered yet.'] : [];
+	const requests = readRecord(recordFile).slice(-4).map(entry => `  ${entry.scenario ?? '(no scenario)'} round ${entry.round}: ${entry.results.map(result => `[${result.name}] ${result.text.slice(0, 160)}`).join(' | ') || '(no results)'} → ${JSON.stringify(entry.reply).slice(0, 200)}`);
+	return [...setupAgent, `chat on screen:\n${await transcriptText(page).catch(error => `(unreadable: ${error.message})`)}`, 'last model requests:', ...requests].join('\n');
+}
+
+function read(folder, rel) {
+	const file = path.join(folder, rel);
+	return fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : undefined;
+}
+
+/** Sends the scenario's prompt in a new chat; the scripted model takes it from there. */
+function play(page, name) {
+	return sendInNewChat(page, `scenario:${name} ${scenarios[name].prompt}`);
+}
+
+/** Waits for the scenario's closing answer and returns the tool results the model received. */
+async function toolResults(page, name) {
+	await answerShown(page, `Scenario ${name}: the tools returned`);
+	return until(`the recorded closing request of ${name}`, () => closingRequest(recordFile, name)?.results, 5000);
+}
+
+/**
+ * An allowance given in chat on an ordinary call of `tool` lets its next ordinary call run unasked,
+ * yet the same tool reaching for a protected path still brings Toolbelt's own modal; Cancel leaves
+ * the file as it was and the model is told.
+ */
+async function allowanceStopsAtProtectedPath({ page, folder, screenshot }, { scenario, tool, allowance, written, protectedPath, screenshotName }) {
+	const protectedBefore = read(folder, protectedPath);
+	await play(page, scenario);
+	await toolConfirmation(page, `the first ${tool} call`);
+	await answerConfirmation(page, allowance);
+	const asked = await nextQuestion(page, `the ${tool} call on ${protectedPath}`);
+	assert.equal(asked, 'modal', `After "${allowance}" chat asked again; the second ${tool} call should have run unasked and the third brought Toolbelt's modal.`);
+	for (const [rel, content] of Object.entries(written)) assert.equal(read(folder, rel), content, `${rel} after the two allowed calls`);
+	const box = await dialog(page);
+	assert.match(await shownText(box), new RegExp(`Protected path: ${protectedPath.replace(/[.]/g, '\\.')}`));
+	assert.equal(await page.locator('.chat-tool-confirmation-carousel').count(), 0, 'chat asks as well as the modal');
+	if (screenshotName) await screenshot(screenshotName);
+	await clickDialogButton(page, 'Cancel');
+	const results = await toolResults(page, scenario);
+	assert.equal(read(folder, protectedPath), protectedBefore, `${protectedPath} changed`);
+	assert.deepEqual(results.map(result => result.name), [tool, tool, tool]);
+	for (const allowed of results.slice(0, 2)) assert.doesNotMatch(allowed.text, /^Error/, 'an allowed ordinary call failed');
+	assert.match(results[2].text, /^Error: The user declined .*Nothing was changed/);
+}
+
+export const steps = [
+	['agent mode opens with the scripted model (chat switched on through Chat: Manage Language Models)', async ({ page }) => {
+		await openAgentChat(page, MODEL, () => until('Copilot Chat to activate (the scripted model reports it)', () => copilotChatVersion(recordFile), 60_000));
+		await resizeSecondarySideBar(page, 640);
+		console.log(`    (Copilot Chat ${copilotChatVersion(recordFile)})`);
+	}],
+
+	['read → edit: Toolbelt\'s diff in the chat confirmation; "Allow Once" edits the file and the model receives both results', async ({ page, folder, screenshot }) => {
+		await play(page, 'read-then-edit');
+		const card = await toolConfirmation(page, 'edit_file');
+		const shown = await shownText(card);
+		assert.match(shown, /-Toolbelt integration test workspace\./);
+		assert.match(shown, /\+Edited by the scripted model\./);
+		await screenshot('agent-confirmation');
+		await answerConfirmation(page, 'Allow Once');
+		const results = await toolResults(page, 'read-then-edit');
+		assert.equal(read(folder, 'README.md'), 'Edited by the scripted model.\n');
+		assert.match(results[0].text, /^README\.md: lines 1–1 of 1\n1\tToolbelt integration test workspace\.$/);
+		assert.match(results[1].text, /^Edited README\.md: 1 edit, \+1 −1 lines\./);
+		await page.locator('.tab', { hasText: 'README.md (Toolbelt: before ↔ after)' }).first().waitFor();
+		await screenshot('agent-result');
+	}],
+
+	['"Skip" leaves the file alone and the model is told', async ({ page, folder }) => {
+		const before = read(folder, 'src/greeting.ts');
+		await play(page, 'edit-greeting');
+		await toolConfirmation(page, 'edit_file');
+		await answerConfirmation(page, 'Skip');
+		const [result] = await toolResults(page, 'edit-greeting');
+		assert.equal(read(folder, 'src/greeting.ts'), before);
+		assert.match(result.text, /The user chose to skip the tool call/);
+	}],
+
+	['a path outside the workspace is refused without asking, and our message reaches the model', async ({ page, folder }) => {
+		await play(page, 'escape');
+		const results = await toolResults(page, 'escape');
+		assert.equal(read(folder, '../outside.txt'), OUTSIDE);
+		assert.deepEqual(results.map(result => result.name), ['toolbelt_read_file', 'toolbelt_write_file']);
+		for (const result of results) {
+			assert.match(result.text, /"\.\.\/outside\.txt" leaves the workspace through "\.\." \(rule: escapes_workspace\)\. Use a path inside the workspace folder/);
+			assert.doesNotMatch(result.text, /next to the workspace/);
+		}
+	}],
+
+	['invalid arguments: the model receives a message naming the field', async ({ page }) => {
+		await play(page, 'invalid-args');
+		const [result] = await toolResults(page, 'invalid-args');
+		// Copilot checks a call against the tool's schema before calling it (ajv, coercing types: "5"
+		// becomes 5) and answers the model itself, naming the first problem only: "ERROR: Your input to
+		// the tool was invalid (must have required property 'path')". So in agent mode our own
+		// field-by-field message is never reached; other callers (lm.invokeTool, the palette) get it.
+		assert.match(result.text, /must have required property 'path'|- path: is required/);
+		console.log(`    (answered by ${/Your input to the tool was invalid/.test(result.text) ? 'Copilot\'s schema check' : 'Toolbelt\'s validation'}: ${result.text.split('\n')[0]})`);
+	}],
+
+	['run_command: `echo hi > out.txt` runs in the workspace after "Allow Once"; the model receives its output', async ({ page, folder }) => {
+		await play(page, 'run-echo');
+		const card = await toolConfirmation(page, 'run_command');
+		assert.match(await shownText(card), /echo hi > out\.txt && echo written/);
+		await answerConfirmation(page, 'Allow Once');
+		const [result] = await toolResults(page, 'run-echo');
+		assert.equal(read(folder, 'out.txt'), 'hi\n');
+		assert.match(result.text, /^Exit code 0 after .*\n--- stdout \(1 line, 8 B\) ---\nwritten/);
+		// TODO(sandbox): once commands run sandboxed, also check the result says so and that a write
+		// outside the workspace (e.g. `echo x > ../outside.txt`) is refused by the sandbox.
+	}],
+
+	['apply_patch over two files, confirmed, then undone with one Undo', async ({ page, folder }) => {
+		const originals = { 'notes.txt': read(folder, 'notes.txt'), 'src/greeting.ts': read(folder, 'src/greeting.ts') };
+		await play(page, 'patch-two-files');
+		const card = await toolConfirmation(page, 'apply_patch');
+		assert.match(await shownText(card), /\+two, patched[\s\S]*\+\s+return `Hi, \$\{name\}!`;/);
+		await answerConfirmation(page, 'Allow Once');
+		const [result] = await toolResults(page, 'patch-two-files');
+		assert.match(result.text, /^Applied the patch: 2 files changed, \+2 −2\./);
+		assert.equal(read(folder, 'notes.txt'), 'one\ntwo, patched\nthree\n');
+		assert.match(read(folder, 'src/greeting.ts'), /Hi, \$\{name\}!/);
+		// Toolbelt's changes are not part of chat's editing session (chat offers no Keep/Undo for them):
+		// they are one WorkspaceEdit, so one Undo in an editor of either file reverts both (VS Code asks
+		// nothing, the edit is not marked as a refactoring), and saving puts them back on disk.
+		await page.locator('.editor-instance .monaco-diff-editor .editor.modified .view-lines').first().click();
+		await page.keyboard.press('ControlOrMeta+Z');
+		// The other file is reverted a moment later; the Explorer's badge counts both once it is.
+		await expectShown(page.locator('.activitybar .action-item a[aria-label*="2 unsaved files"]'), 'the Explorer to count 2 unsaved files after Undo', 10_000);
+		await runCommand(page, 'File: Save All');
+		await until('both files to be restored on disk', () => Object.entries(originals).every(([rel, text]) => read(folder, rel) === text));
+	}],
+
+	['"Allow in this Session" on edit_file: the next edit runs unasked, an edit of .env still reaches Toolbelt\'s modal; Cancel keeps it', context => allowanceStopsAtProtectedPath(context, {
+		scenario: 'edit-then-env', tool: 'toolbelt_edit_file', allowance: 'Allow in this Session', protectedPath: '.env',
+		written: { 'checklist.txt': 'one, ticked\ntwo, ticked\nthree\n' }, screenshotName: 'agent-protected',
+	})],
+
+	['"Allow in this Workspace" on write_file: .vscode/settings.json still reaches Toolbelt\'s modal; Cancel keeps it', context => allowanceStopsAtProtectedPath(context, {
+		scenario: 'write-then-settings', tool: 'toolbelt_write_file', allowance: 'Allow in this Workspace', protectedPath: '.vscode/settings.json',
+		written: { 'notes/a.txt': 'a\n', 'notes/b.txt': 'b\n' },
+	})],
+
+	['"Always Allow" on apply_patch: a new .git/hooks/pre-commit still reaches Toolbelt\'s modal; Cancel keeps it out', context => allowanceStopsAtProtectedPath(context, {
+		scenario: 'patch-then-hook', tool: 'toolbelt_apply_patch', allowance: 'Always Allow', protectedPath: '.git/hooks/pre-commit',
+		written: { 'notes/c.txt': 'c\n', 'notes/d.txt': 'd\n' },
+	})],
+
+	['"Always Allow" on run_command: a request to run outside the sandbox still reaches Toolbelt\'s modal', async context => {
+		// TODO(sandbox): runs once run_command offers `sandbox: false` + `justification`. Then also
+		// check the modal shows the justification, and that an allowed sandboxed `echo x >> .env`
+		// cannot change .env (protected paths are read-only inside the sandbox).
+		const offered = readRecord(recordFile).find(entry => entry.tools.length)?.tools.find(tool => tool.name === 'toolbelt_run_command');
+		if (!offered?.inputSchema.properties?.sandbox) return { skipped: 'run_command has no `sandbox` field yet (the sandbox work adds it)' };
+		await allowanceStopsAtProtectedPath(context, {
+			scenario: 'command-then-unsandboxed', tool: 'toolbelt_run_command', allowance: 'Always Allow', protectedPath: '.env',
+			written: { 'notes/e.txt': 'e\n', 'notes/f.txt': 'f\n' },
+		});
+		assert.doesNotMatch(read(context.folder, '.env'), new RegExp(PLANTED.env));
+	}],
+
+	['what the model sees: Toolbelt\'s tools arrive as declared; definitions measured per request', async () => {
+		const entries = readRecord(recordFile);
+		const declared = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8')).contributes.languageModelTools;
+		const offered = new Map(entries.find(entry => entry.tools.length).tools.map(tool => [tool.name, tool]));
+		for (const tool of declared) {
+			const sent = offered.get(tool.name);
+			assert.ok(sent, `${tool.name} was not offered to the model`);
+			assert.deepEqual(sent.inputSchema, tool.inputSchema, `${tool.name}'s schema as Copilot sent it`);
+			assert.equal(sent.description, tool.modelDescription, `${tool.name}'s description as Copilot sent it`);
+		}
+		const footprint = toolFootprint(entries);
+		assert.equal(footprint.ours, declared.length);
+		console.log(describeFootprint(footprint).replace(/^/gm, '    '));
+	}],
+
+	['the tool picker lists Toolbelt\'s tools (tbRead, tbEdit, …) beside Copilot\'s built-in tool sets', async ({ page }) => {
+		await openToolPicker(page);
+		await pickerRow(page, 'Toolbelt').locator('.monaco-tl-twistie').click();
+		for (const name of ['tbCompleteTask', 'tbEdit', 'tbExec']) await pickerRow(page, name).waitFor();
+		await pickerRow(page, 'Toolbelt').locator('.monaco-tl-twistie').click();
+		for (const set of Object.keys(OVERLAPPING_BUILT_INS)) await pickerRow(page, set).waitFor();
+		await page.keyboard.press('Escape');
+	}],
+
+	['unticking Copilot\'s overlapping tools in the picker (the README\'s advice) leaves one tool per job', async ({ page, screenshot }) => {
+		await runCommand(page, 'View: Close All Editors');
+		await openToolPicker(page);
+		for (const [set, tools] of Object.entries(OVERLAPPING_BUILT_INS)) {
+			if (!tools.length) {
+				await pickerRow(page, set).locator('.monaco-checkbox').click();
+				continue;
+			}
+			await pickerRow(page, set).locator('.monaco-tl-twistie').click();
+			for (const tool of tools) await pickerRow(page, tool).locator('.monaco-checkbox').click();
+			await pickerRow(page, set).locator('.monaco-tl-twistie').click();
+		}
+		await screenshot('agent-tools');
+		await page.locator('.quick-input-widget .monaco-button', { hasText: 'OK' }).first().click();
+		await play(page, 'tools-offered');
+		await toolResults(page, 'tools-offered');
+		const offered = new Set(closingRequest(recordFile, 'tools-offered').tools.map(tool => tool.name));
+		const stillOffered = [...new Set(Object.values(COPILOT_COUNTERPARTS).flat())].filter(name => offered.has(name));
+		assert.deepEqual(stillOffered, [], 'Copilot tools still offered after unticking them');
+		const footprint = toolFootprint([closingRequest(recordFile, 'tools-offered')]);
+		assert.equal(footprint.duplicates.length, 0);
+		console.log(`    Then each request offers ${footprint.tools} tools, ${(footprint.bytes / 1024).toFixed(1)} KB of definitions, Toolbelt's ${footprint.ours} among them.`);
+	}],
+];
+
+/** The tool picker's row whose label starts with `label`. */
+function pickerRow(page, label) {
+	return page.locator('.quick-input-widget .monaco-list-row', { hasText: new RegExp(`^${label}`) }).first();
+}

@@ -20,7 +20,7 @@ export interface RgJsonLine {
 /**
  * A short line whole (without its line ending), or a long one's length in bytes (without its line
  * ending) and some of its raw bytes: those from `from` on (the first match's text for a match, the
- * line's start otherwise), at least CAPTURE_BYTES of them when the line has them.
+ * line's start otherwise), up to CAPTURE_BYTES of them (fewer only where the line ends).
  */
 export type LineText =
 	| { readonly whole: string }
@@ -33,10 +33,13 @@ const WHOLE_MESSAGE_BYTES = 32 * 1024;
 /** A message's parts other than the line and match texts are small; past this it is not rg's shape. */
 const SMALL_PART_BYTES = 64 * 1024;
 
-/** A LineHandler for runRg that hands `onLine` each match and context line of rg's --json output. */
-export function rgJsonHandler(onLine: (line: RgJsonLine) => boolean | void): LineHandler & { maxLineBytes: number } {
+/**
+ * A LineHandler for runRg that hands `onLine` each match and context line of rg's --json output.
+ * `wholeBytes`: messages up to this size are parsed whole (tests lower it to stream small ones).
+ */
+export function rgJsonHandler(onLine: (line: RgJsonLine) => boolean | void, wholeBytes = WHOLE_MESSAGE_BYTES): LineHandler & { maxLineBytes: number } {
 	return {
-		maxLineBytes: WHOLE_MESSAGE_BYTES,
+		maxLineBytes: wholeBytes,
 		line: bytes => {
 			const line = wholeMessage(bytes);
 			return line ? onLine(line) : undefined;
@@ -67,14 +70,14 @@ function wholeMessage(bytes: Buffer): RgJsonLine | undefined {
 	const type = typeOf(bytes);
 	// begin/end/summary messages carry nothing shown: skip their parse.
 	if (!type) return undefined;
-	let message: RgMessage;
 	try {
-		message = JSON.parse(bytes.toString('utf8')) as RgMessage;
+		const { data } = JSON.parse(bytes.toString('utf8')) as RgMessage;
+		if (typeof data.line_number !== 'number') return undefined;
+		return { type, path: textOf(data.path), lineNumber: data.line_number, matchStart: data.submatches?.[0]?.start, text: { whole: withoutLineEnd(textOf(data.lines)) } };
 	} catch {
+		// Not rg's shape.
 		return undefined;
 	}
-	const { data } = message;
-	return { type, path: textOf(data.path), lineNumber: data.line_number, matchStart: data.submatches?.[0]?.start, text: { whole: withoutLineEnd(textOf(data.lines)) } };
 }
 
 /** rg gives text as UTF-8, or as base64 bytes when it is not valid UTF-8. */
@@ -141,13 +144,11 @@ class LongMessage implements LongLineHandler {
 		this.line = this.match = undefined;
 		if (!numbered || !line) return undefined;
 		const fromMatch = match !== undefined && matchStart !== undefined;
-		return this.onLine({
-			type: this.type,
-			path: this.path,
-			lineNumber: this.lineNumber,
-			matchStart,
-			text: { length: line.lengthWithoutLineEnd(), from: fromMatch ? matchStart : 0, bytes: (fromMatch ? match : line).head() },
-		});
+		const length = line.lengthWithoutLineEnd();
+		const from = fromMatch ? matchStart : 0;
+		// Never past the line's end into its line ending.
+		const bytes = (fromMatch ? match : line).head().subarray(0, Math.max(0, length - from));
+		return this.onLine({ type: this.type, path: this.path, lineNumber: this.lineNumber, matchStart, text: { length, from, bytes } });
 	}
 
 	/** Reads from `at` in the current phase; returns where the next phase starts. */
@@ -257,7 +258,7 @@ class StringBody {
 
 	head(): Buffer {
 		if (!this.base64) return this.captured.subarray(0, this.capturedBytes);
-		return Buffer.from(this.base64Head.slice(0, this.base64Head.length - (this.base64Head.length % 4)), 'base64');
+		return Buffer.from(this.base64Head.slice(0, this.base64Head.length - (this.base64Head.length % 4)), 'base64').subarray(0, CAPTURE_BYTES);
 	}
 
 	/** Raw length without a final `\n` or `\r\n` (rg includes the line's ending in its text). */

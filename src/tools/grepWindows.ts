@@ -54,8 +54,7 @@ export interface WindowOptions {
 /**
  * Finds the window of every long line: one rg run per folder (single-threaded, so its output
  * streams rather than being held per file), stopped once every window is in hand. A line whose
- * window cannot be found (the wrapped pattern refused, e.g. a verbose-mode comment swallowing the
- * wrapper) is shown from its preview.
+ * window cannot be found (the file changed between the passes) is shown from its preview.
  */
 export async function fillWindows(searches: readonly WindowSearch[], options: WindowOptions): Promise<void> {
 	const { regex, lead } = windowPattern(options);
@@ -148,7 +147,8 @@ function completeEnd(bytes: Buffer, from: number, to: number): number {
 	while (start > from && to - start < 4 && isContinuation(bytes[start])) start--;
 	if (start < from) return to;
 	const lead = bytes[start];
-	const size = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+	// Bytes that cannot start a character (invalid UTF-8) count as one.
+	const size = lead >= 0xf5 ? 1 : lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc2 ? 2 : 1;
 	return start + size <= to ? to : start;
 }
 

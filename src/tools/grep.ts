@@ -210,6 +210,7 @@ function hitOf(record: RgRecord): Hit {
 
 const BINARY_NOTE = /^(.*): (?:WARNING: stopped searching binary file after match|binary file matches) \(found .* byte around offset \d+\)$/s;
 const NEWLINE = Buffer.from('\n');
+const MAX_PATH_BYTES = 64 * 1024;
 
 /**
  * Reads the first pass's lines. A path holding a newline reaches here in pieces (rg ends the line
@@ -224,6 +225,8 @@ class RecordReader {
 			const note = BINARY_NOTE.exec(bytes.toString('utf8'));
 			if (note) return { binary: note[1] };
 			this.pathStart = Buffer.concat([this.pathStart ?? Buffer.alloc(0), bytes, NEWLINE]);
+			// No path is that long: this is not one.
+			if (this.pathStart.length > MAX_PATH_BYTES) this.pathStart = undefined;
 			return undefined;
 		}
 		const path = this.pathStart ? Buffer.concat([this.pathStart, bytes.subarray(0, nul)]).toString('utf8') : bytes.toString('utf8', 0, nul);

@@ -5,7 +5,7 @@ import { ToolError } from '../core/errors';
 import { textResult, ToolResult } from '../core/result';
 import { cleanRelative, comparePaths, filterArgs, inputErrorOf, isHiddenBelow, runRg, warningsOf } from '../core/ripgrep';
 import { formatCount } from '../core/truncate';
-import { fillWindows, GREP_LINE_CHARS, LongLine, WindowSearch } from './grepWindows';
+import { fillWindows, FoundLine, GREP_LINE_CHARS, WindowSearch } from './grepWindows';
 import { globList, SearchScope, searchScopes } from './searchScope';
 import { defineTool } from './tool';
 
@@ -61,7 +61,7 @@ export const grepTool = defineTool({
 	run,
 });
 
-interface Hit extends LongLine {
+interface Hit extends FoundLine {
 	readonly match: boolean;
 }
 

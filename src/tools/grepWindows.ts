@@ -22,8 +22,8 @@ export interface Window {
 	readonly cut: boolean;
 }
 
-/** A line as the first pass saw it: shown whole, or (when long) waiting for its window. */
-export interface LongLine {
+/** A line the first pass found: shown whole, or (when long) waiting for its window. */
+export interface FoundLine {
 	readonly line: number;
 	/** How it is shown: set at once for a short line, by `fillWindows` for a long one. */
 	window?: Window;
@@ -37,7 +37,7 @@ export interface WindowSearch {
 	readonly cwd: string;
 	/** The file, relative to cwd, as the first pass printed it. */
 	readonly relative: string;
-	readonly lines: LongLine[];
+	readonly lines: FoundLine[];
 	/** Matching lines of the file up to the last one needed (context included): where rg may stop. */
 	readonly matchesUpTo: number;
 }
@@ -61,7 +61,7 @@ export async function fillWindows(searches: readonly WindowSearch[], options: Wi
 	const byCwd = new Map<string, WindowSearch[]>();
 	for (const search of searches) byCwd.set(search.cwd, [...(byCwd.get(search.cwd) ?? []), search]);
 	for (const [cwd, group] of byCwd) {
-		const wanted = new Map<string, LongLine>();
+		const wanted = new Map<string, FoundLine>();
 		for (const search of group) for (const line of search.lines) wanted.set(keyOf(search.relative, line.line), line);
 		const args = [
 			'--json', '--no-config', '--threads', '1',

@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { fillWindows, LongLine } from '../../src/tools/grepWindows';
+import { fillWindows, FoundLine } from '../../src/tools/grepWindows';
 import { makeHarness, makeTree } from './helpers';
 
 /**
@@ -351,7 +351,7 @@ describe('grep', () => {
 			const changed = makeTree({ 'f.txt': 'no longer here\n' });
 			try {
 				const preview = Buffer.from(`${'é'.repeat(200)} [... omitted end of long line]`);
-				const lines: LongLine[] = [{ line: 1, preview }, { line: 2, preview: Buffer.from(`${'-'.repeat(301)}`), previewIsWhole: true }];
+				const lines: FoundLine[] = [{ line: 1, preview }, { line: 2, preview: Buffer.from(`${'-'.repeat(301)}`), previewIsWhole: true }];
 				await fillWindows([{ cwd: changed.root, relative: 'f.txt', lines, matchesUpTo: 2 }], { pattern: 'needle', fixedStrings: false, ignoreCase: false, pcre2: false, context: 0, signal: new AbortController().signal });
 				assert.deepEqual(lines.map(line => line.window), [
 					{ text: `${'é'.repeat(150)} [line continues …]`, cut: true },

@@ -169,10 +169,8 @@ class LongMessage implements LongLineHandler {
 				return this.readString(this.line!, piece, at, 'middle');
 			case 'middle':
 				return this.collect(piece, at, [SUBMATCHES_KEY], part => {
-					const number = /"line_number":(\d+)/.exec(part.toString('latin1'));
-					if (!number) return 'skip';
-					this.lineNumber = Number(number[1]);
-					return 'submatch';
+					this.lineNumber = numberIn(part, 'line_number') ?? NaN;
+					return Number.isNaN(this.lineNumber) ? 'skip' : 'submatch';
 				});
 			case 'submatch':
 				// `]` right away: no submatch (a context line).
@@ -188,9 +186,7 @@ class LongMessage implements LongLineHandler {
 				return this.readString(this.match!, piece, at, 'tail');
 			case 'tail':
 				return this.collect(piece, at, [END_KEY], part => {
-					const start = /"start":(\d+)/.exec(part.toString('latin1'));
-					if (!start) return 'skip';
-					this.matchStart = Number(start[1]);
+					this.matchStart = numberIn(part, 'start');
 					return 'done';
 				});
 			default:
@@ -225,6 +221,12 @@ class LongMessage implements LongLineHandler {
 		if (part.length > SMALL_PART_BYTES) this.phase = 'skip';
 		return Math.min(piece.length, at + SMALL_PART_BYTES);
 	}
+}
+
+/** The number a small part gives for `"name":`. */
+function numberIn(part: Buffer, name: string): number | undefined {
+	const found = new RegExp(`"${name}":(\\d+)`).exec(part.toString('latin1'));
+	return found ? Number(found[1]) : undefined;
 }
 
 /** JSON escapes as serde_json writes them: `\uXXXX` only for control characters, one byte each. */

@@ -86,34 +86,51 @@ export interface RgRun {
 	readonly code: number | null;
 	/** The start of stderr (bounded). */
 	readonly stderr: string;
-	/** True when onLine asked to stop and rg was killed. */
+	/** True when a line handler asked to stop and rg was killed. */
 	readonly stopped: boolean;
 }
 
-export interface RgOptions {
+/** What a caller does with rg's standard output, one line (without its '\n') at a time. */
+export interface LineHandler {
+	/** A line of at most `maxLineBytes`, as bytes (valid during the call only). Return false to stop rg (it is killed at once). */
+	line(bytes: Buffer): boolean | void;
+	/**
+	 * Takes a longer line piece by piece, so that no line is ever held whole. Without it such a
+	 * line reaches `line` cut to its first `maxLineBytes`, and the rest is skipped.
+	 */
+	readonly long?: LongLineHandler;
+}
+
+export interface LongLineHandler {
+	/** The first `maxLineBytes` of the line. */
+	start(head: Buffer): void;
+	/** The next piece of it. */
+	more(piece: Buffer): void;
+	/** The line ended. Return false to stop rg. */
+	end(): boolean | void;
+}
+
+export interface RgOptions extends LineHandler {
 	readonly cwd: string;
 	readonly signal?: AbortSignal;
-	/**
-	 * Called for each line of stdout, as bytes (a caller may look at a long line without decoding
-	 * all of it); return false to stop rg (it is killed at once).
-	 */
-	readonly onLine: (line: Buffer) => boolean | void;
+	/** Longest line held in memory (default 64 KB): what a line costs, whatever rg prints. */
+	readonly maxLineBytes?: number;
 }
 
 const STDERR_BYTES = 8 * 1024;
+const MAX_LINE_BYTES = 64 * 1024;
 
 /**
- * Runs rg and hands each stdout line to `onLine` as it arrives. Rejects with CancelledError when
- * the signal fires (rg is killed first).
+ * Runs rg and hands each stdout line to the handler as it arrives. Rejects with CancelledError when
+ * the signal fires (rg is killed first). The one place rg is started: whatever wraps it (a sandbox)
+ * wraps it here.
  */
 export function runRg(args: readonly string[], options: RgOptions): Promise<RgRun> {
 	if (options.signal?.aborted) return Promise.reject(new CancelledError('The search'));
 	return new Promise((resolve, reject) => {
 		// stdin is /dev/null: with a pipe there, rg would search its standard input.
 		const child = spawn(rgPath(), args, { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-		// Pieces of a line that spans chunks (minified files have lines of megabytes): joined once
-		// the line ends, so a long line costs its length, not its length times its chunks.
-		let pending: Buffer[] = [];
+		const lines = new LineSplitter(options, options.maxLineBytes ?? MAX_LINE_BYTES);
 		let stderr = '';
 		let stopped = false;
 		let settled = false;
@@ -126,24 +143,7 @@ export function runRg(args: readonly string[], options: RgOptions): Promise<RgRu
 		const onAbort = () => stop();
 		options.signal?.addEventListener('abort', onAbort, { once: true });
 		child.stdout.on('data', (chunk: Buffer) => {
-			if (stopped) return;
-			let start = 0;
-			for (let newline = chunk.indexOf(10); newline !== -1; newline = chunk.indexOf(10, start)) {
-				let line: Buffer;
-				if (pending.length > 0) {
-					pending.push(chunk.subarray(start, newline));
-					line = Buffer.concat(pending);
-					pending = [];
-				} else {
-					line = chunk.subarray(start, newline);
-				}
-				start = newline + 1;
-				if (options.onLine(line) === false) {
-					stop();
-					return;
-				}
-			}
-			if (start < chunk.length) pending.push(chunk.subarray(start));
+			if (!stopped && !lines.push(chunk)) stop();
 		});
 		child.stderr.setEncoding('utf8');
 		child.stderr.on('data', (chunk: string) => {
@@ -153,7 +153,7 @@ export function runRg(args: readonly string[], options: RgOptions): Promise<RgRu
 			if (settled) return;
 			settled = true;
 			options.signal?.removeEventListener('abort', onAbort);
-			if (!stopped && pending.length > 0) options.onLine(Buffer.concat(pending));
+			if (!stopped) lines.end();
 			if (options.signal?.aborted) reject(new CancelledError('The search'));
 			else resolve({ code, stderr, stopped });
 		};
@@ -165,6 +165,78 @@ export function runRg(args: readonly string[], options: RgOptions): Promise<RgRu
 		});
 		child.on('close', finish);
 	});
+}
+
+/**
+ * Cuts a byte stream into lines for a LineHandler, holding at most `maxLineBytes` of any line: a
+ * minified bundle or a pathological match can make rg print a line of hundreds of megabytes.
+ * Pieces of a line that spans chunks are joined once, when it ends, so a line costs its length,
+ * not its length times its chunks.
+ */
+export class LineSplitter {
+	private pending: Buffer[] = [];
+	private pendingBytes = 0;
+	/** In a line longer than the cap: its head (when no long handler takes it) or true (when one does). */
+	private overflow: Buffer | true | undefined;
+
+	constructor(private readonly handler: LineHandler, private readonly maxLineBytes: number) {}
+
+	/** Feeds a chunk; false once the handler asked to stop. */
+	push(chunk: Buffer): boolean {
+		let start = 0;
+		for (let newline = chunk.indexOf(10); newline !== -1; newline = chunk.indexOf(10, start)) {
+			this.take(chunk.subarray(start, newline), false);
+			start = newline + 1;
+			if (this.endLine() === false) return false;
+		}
+		if (start < chunk.length) this.take(chunk.subarray(start), true);
+		return true;
+	}
+
+	/** The output ended: a last line without a newline still counts. */
+	end(): void {
+		if (this.pendingBytes > 0 || this.overflow) this.endLine();
+	}
+
+	/** `waits`: the piece outlives this chunk (the line goes on in the next one), so it is copied: a view would keep the whole chunk alive. */
+	private take(piece: Buffer, waits: boolean): void {
+		if (this.overflow === true) {
+			this.handler.long!.more(piece);
+			return;
+		}
+		if (this.overflow || piece.length === 0) return;
+		const room = this.maxLineBytes - this.pendingBytes;
+		if (piece.length <= room) {
+			this.pending.push(waits ? Buffer.from(piece) : piece);
+			this.pendingBytes += piece.length;
+			return;
+		}
+		this.pending.push(piece.subarray(0, room));
+		this.pendingBytes += room;
+		const head = this.joined();
+		if (this.handler.long) {
+			this.overflow = true;
+			this.handler.long.start(head);
+			this.handler.long.more(piece.subarray(room));
+		} else {
+			// A copy: the chunks it came from are not kept.
+			this.overflow = Buffer.from(head);
+		}
+	}
+
+	private endLine(): boolean | void {
+		const overflow = this.overflow;
+		this.overflow = undefined;
+		if (overflow === true) return this.handler.long!.end();
+		return this.handler.line(overflow ?? this.joined());
+	}
+
+	private joined(): Buffer {
+		const line = this.pending.length === 1 ? this.pending[0] : Buffer.concat(this.pending, this.pendingBytes);
+		this.pending = [];
+		this.pendingBytes = 0;
+		return line;
+	}
 }
 
 /** rg's own explanation of bad input (an invalid regex or glob), or undefined for other failures. */

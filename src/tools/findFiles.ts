@@ -62,7 +62,7 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 		const result = await runRg([...args, '--files', '--', scope.arg], {
 			cwd: scope.cwd,
 			signal: ctx.signal,
-			onLine: bytes => {
+			line: bytes => {
 				if (bytes.length === 0) return;
 				const relative = cleanRelative(bytes.toString('utf8'));
 				if (!includeHidden && isHiddenBelow(relative, scope.arg)) return;

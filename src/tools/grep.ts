@@ -5,6 +5,7 @@ import { ToolError } from '../core/errors';
 import { textResult, ToolResult } from '../core/result';
 import { cleanRelative, comparePaths, filterArgs, inputErrorOf, isHiddenBelow, runRg, warningsOf } from '../core/ripgrep';
 import { formatCount } from '../core/truncate';
+import { fillWindows, FoundLine, GREP_LINE_CHARS, WindowSearch } from './grepWindows';
 import { globList, SearchScope, searchScopes } from './searchScope';
 import { defineTool } from './tool';
 
@@ -24,14 +25,20 @@ const schema = Type.Object({
 
 type Input = typeof schema.static;
 
-/** Lines longer than this are shown as a window around the match. */
-const GREP_LINE_CHARS = 300;
 /**
  * Matching lines collected from an unsorted (parallel) search before switching to a sorted,
- * stoppable one. rg's JSON costs about 500 bytes per matching line (more with many submatches),
- * so this bounds what a pattern matching everywhere wastes before the switch (~0.5 MB).
+ * stoppable one. rg prints a line in at most its path and ~330 bytes here (longer lines as a
+ * preview), so this bounds what a pattern matching everywhere wastes before the switch.
  */
 const COLLECT_MATCHES = 1_000;
+
+/**
+ * How rg prints lines: `path NUL number : text` (`-` for context lines), no colours, no group
+ * separators, a line longer than GREP_LINE_CHARS (with its ending) as a preview of its start.
+ * Without --json or --column rg never looks for a line's second match, so a line with a million
+ * matches costs what a line with one costs; windows of long lines come later (grepWindows).
+ */
+const RECORD_ARGS = ['--no-heading', '--with-filename', '--null', '--line-number', '--color', 'never', '--no-context-separator', '--max-columns', String(GREP_LINE_CHARS + 2), '--max-columns-preview'];
 
 export const grepTool = defineTool({
 	name: 'grep',
@@ -51,12 +58,8 @@ export const grepTool = defineTool({
 	run,
 });
 
-interface Hit {
-	readonly line: number;
-	readonly text: string;
+interface Hit extends FoundLine {
 	readonly match: boolean;
-	/** The line was too long and only a window around the match is in `text`. */
-	readonly cut: boolean;
 }
 
 interface FileHits {
@@ -73,6 +76,8 @@ interface Collected {
 	/** False when the search stopped before the end: `matches` is a lower bound. */
 	readonly complete: boolean;
 	readonly warnings: string[];
+	/** Files rg stopped reading (or did not show) because they hold binary data. */
+	readonly binary: string[];
 	readonly pcre2: boolean;
 }
 
@@ -83,7 +88,7 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 	const context = input.context ?? 0;
 	const wanted = offset + limit + 1;
 	const args = [
-		'--json',
+		...RECORD_ARGS,
 		...filterArgs({
 			includeHidden: input.includeHidden ?? false,
 			includeIgnored: input.includeIgnored ?? false,
@@ -103,8 +108,17 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 	let collected = await collect({ ...options, sorted: false, stopAfter: cap });
 	if (!collected.complete) collected = await collect({ ...options, sorted: true, stopAfter: wanted });
 	else collected.files.sort((a, b) => a.order - b.order || comparePaths(a.relative, b.relative));
+	const page = pageOf(collected.files, offset, limit, context);
+	await fillWindows(longLinesOf(page, context), {
+		pattern: input.pattern,
+		fixedStrings: input.fixedStrings ?? false,
+		ignoreCase: input.ignoreCase ?? false,
+		pcre2: collected.pcre2,
+		context,
+		signal: ctx.signal,
+	});
 	ctx.note({ target: input.pattern });
-	return render(input, collected, offset, limit, context, ctx);
+	return render(input, collected, page, offset, limit, ctx);
 }
 
 interface CollectOptions {
@@ -121,6 +135,7 @@ interface CollectOptions {
 async function collect(options: CollectOptions, pcre2 = false): Promise<Collected> {
 	const files: FileHits[] = [];
 	const warnings: string[] = [];
+	const binary: string[] = [];
 	let matches = 0;
 	let complete = true;
 	for (const scope of options.scopes) {
@@ -129,13 +144,18 @@ async function collect(options: CollectOptions, pcre2 = false): Promise<Collecte
 		// reading it there: in a parallel search it would otherwise hold a huge file's results whole.
 		const perFile = ['--max-count', String(options.stopAfter + 1)];
 		const args = [...options.args, ...perFile, ...(options.sorted ? ['--sort', 'path'] : []), ...(pcre2 ? ['--pcre2'] : []), '--regexp', options.pattern, '--', scope.arg];
+		const records = new RecordReader();
 		const result = await runRg(args, {
 			cwd: scope.cwd,
 			signal: options.ctx.signal,
-			onLine: bytes => {
-				const message = readMessage(bytes);
-				if (!message) return;
-				const relative = cleanRelative(message.path);
+			line: bytes => {
+				const record = records.read(bytes);
+				if (!record) return;
+				if ('binary' in record) {
+					binary.push(cleanRelative(record.binary));
+					return;
+				}
+				const relative = cleanRelative(record.path);
 				if (!options.includeHidden && !scope.isFile && isHiddenBelow(relative, scope.arg)) return;
 				let file = byPath.get(relative);
 				if (!file) {
@@ -143,13 +163,12 @@ async function collect(options: CollectOptions, pcre2 = false): Promise<Collecte
 					byPath.set(relative, file);
 					files.push(file);
 				}
-				const isMatch = message.type === 'match';
-				if (isMatch && matches >= options.stopAfter) {
+				if (record.match && matches >= options.stopAfter) {
 					complete = false;
 					return false;
 				}
-				file.hits.push({ line: message.lineNumber, text: message.text, cut: message.cut, match: isMatch });
-				if (isMatch) {
+				file.hits.push(hitOf(record));
+				if (record.match) {
 					file.matches++;
 					matches++;
 				}
@@ -164,220 +183,79 @@ async function collect(options: CollectOptions, pcre2 = false): Promise<Collecte
 		if (!complete) break;
 	}
 	// A file seen only through context lines of a stopped search has no matches to show.
-	return { files: files.filter(file => file.matches > 0), matches, complete, warnings, pcre2 };
+	return { files: files.filter(file => file.matches > 0), matches, complete, warnings, binary, pcre2 };
 }
 
-interface RgMessage {
-	type: string;
-	data: {
-		path: RgText;
-		lines: RgText;
-		line_number: number;
-		submatches?: { start: number; end: number }[];
-	};
-}
-
-type RgText = { text: string } | { bytes: string };
-
-/** A match or context line as shown: where it is and its text (a window around the match when long). */
-interface ShownLine extends Window {
-	readonly type: 'match' | 'context';
+/** A line as rg printed it in the first pass. */
+interface RgRecord {
 	readonly path: string;
-	readonly lineNumber: number;
+	readonly line: number;
+	readonly match: boolean;
+	/** The line without its ending, or its preview; a view of rg's output, valid during the call. */
+	readonly text: Buffer;
 }
 
-/** A line as shown, and whether it was cut to a window around the match. */
-interface Window {
-	readonly text: string;
-	readonly cut: boolean;
+/** Bytes of a preview kept for a line whose window is not found. */
+const PREVIEW_BYTES = GREP_LINE_CHARS + 8;
+
+function hitOf(record: RgRecord): Hit {
+	const { line, match, text } = record;
+	if (text.length <= GREP_LINE_CHARS) return { line, match, window: { text: text.toString('utf8'), cut: false } };
+	// rg prints whole only lines of up to GREP_LINE_CHARS + 2 bytes with their ending; a preview is longer.
+	return { line, match, preview: Buffer.from(text.subarray(0, PREVIEW_BYTES)), previewIsWhole: text.length <= GREP_LINE_CHARS + 2 };
 }
 
-const MATCH_PREFIX = Buffer.from('{"type":"match"');
-const CONTEXT_PREFIX = Buffer.from('{"type":"context"');
-function readMessage(bytes: Buffer): ShownLine | undefined {
-	const type = startsWith(bytes, MATCH_PREFIX) ? 'match' : startsWith(bytes, CONTEXT_PREFIX) ? 'context' : undefined;
-	// begin/end/summary messages carry nothing shown here: skip their parse.
-	if (!type) return undefined;
-	if (bytes.length > LONG_MESSAGE_BYTES) {
-		const long = readLongMessage(bytes, type);
-		if (long) return long;
-	}
-	let message: RgMessage;
-	try {
-		message = JSON.parse(bytes.toString('utf8')) as RgMessage;
-	} catch {
-		return undefined;
-	}
-	return { type, path: textOf(message.data.path), lineNumber: message.data.line_number, ...displayLine(message.data) };
-}
-
-/** Messages longer than this are read at the byte level (see readLongMessage). */
-const LONG_MESSAGE_BYTES = 16 * 1024;
-const LINES_KEY = Buffer.from('},"lines":{"text":"');
-const LINE_NUMBER_KEY = Buffer.from('"},"line_number":');
+const BINARY_NOTE = /^(.*): (?:WARNING: stopped searching binary file after match|binary file matches) \(found .* byte around offset \d+\)$/s;
+const NEWLINE = Buffer.from('\n');
+const MAX_PATH_BYTES = 64 * 1024;
 
 /**
- * Minified files put megabytes on one line, and rg's JSON holds each matching line whole: parsing
- * it and counting characters up to the match would cost more than the search. Here only the small
- * parts around the line text are parsed, and the window around the match is cut from the escaped
- * bytes (jumping from backslash to backslash) and decoded alone. The cut is counted in bytes.
- * Keys are found by plain search: inside JSON strings every quote is escaped, so
- * `"},"line_number":` cannot occur in a path or a line. Undefined means: use the full parse.
+ * Reads the first pass's lines. A path holding a newline reaches here in pieces (rg ends the line
+ * there), which are joined up to the NUL; rg's notes about binary files have no NUL.
  */
-function readLongMessage(bytes: Buffer, type: 'match' | 'context'): ShownLine | undefined {
-	const linesAt = bytes.indexOf(LINES_KEY);
-	const numberAt = bytes.lastIndexOf(LINE_NUMBER_KEY);
-	if (linesAt === -1 || numberAt < linesAt) return undefined;
-	try {
-		const head = JSON.parse(`${bytes.toString('utf8', 0, linesAt)}}}}`) as { data: { path: RgText } };
-		const tail = JSON.parse(`{${bytes.toString('utf8', numberAt + 3, bytes.length - 1)}`) as Pick<RgMessage['data'], 'line_number' | 'submatches'>;
-		const line = new EscapedLine(bytes, linesAt + LINES_KEY.length, numberAt);
-		return { type, path: textOf(head.data.path), lineNumber: tail.line_number, ...line.window(tail.submatches?.[0]?.start ?? 0) };
-	} catch {
-		return undefined;
-	}
-}
+class RecordReader {
+	private pathStart: Buffer | undefined;
 
-/** A JSON string's body (rg escapes only `"`, `\\` and control characters: each escape is one byte). */
-class EscapedLine {
-	/** Length of the line in raw bytes, without its line ending. */
-	readonly rawLength: number;
-	private readonly end: number;
-
-	constructor(private readonly bytes: Buffer, private readonly start: number, end: number) {
-		this.end = end;
-		let raw = this.rawOffsetOf(end);
-		// The line ending is part of rg's text: `\n`, perhaps after `\r`.
-		for (const escape of ['n', 'r']) {
-			if (this.end - this.start >= 2 && bytes[this.end - 2] === 0x5c && bytes[this.end - 1] === escape.charCodeAt(0)) {
-				this.end -= 2;
-				raw--;
-			}
+	read(bytes: Buffer): RgRecord | { binary: string } | undefined {
+		const nul = bytes.indexOf(0);
+		if (nul === -1) {
+			const note = BINARY_NOTE.exec(bytes.toString('utf8'));
+			if (note) return { binary: note[1] };
+			this.pathStart = Buffer.concat([this.pathStart ?? Buffer.alloc(0), bytes, NEWLINE]);
+			// No path is that long: this is not one.
+			if (this.pathStart.length > MAX_PATH_BYTES) this.pathStart = undefined;
+			return undefined;
 		}
-		this.rawLength = raw;
-	}
-
-	/** GREP_LINE_CHARS bytes around a raw byte offset, decoded, with the cut marked in bytes. */
-	window(matchAt: number): Window {
-		const wantedFrom = Math.max(0, Math.min(matchAt - Math.floor(GREP_LINE_CHARS / 3), this.rawLength - GREP_LINE_CHARS));
-		const wantedTo = Math.min(this.rawLength, wantedFrom + GREP_LINE_CHARS);
-		// Continuation bytes are never escaped, so moving back over them moves back as many raw bytes.
-		const [fromEscaped, toEscaped] = [this.escapedOffsetOf(wantedFrom), this.escapedOffsetOf(wantedTo)];
-		const [first, last] = [this.charStart(fromEscaped), this.charStart(toEscaped)];
-		const from = wantedFrom - (fromEscaped - first);
-		const to = wantedTo - (toEscaped - last);
-		const text = JSON.parse(`"${this.bytes.toString('utf8', first, last)}"`) as string;
-		const before = from > 0 ? `[… ${formatCount(from)} bytes] ` : '';
-		const after = to < this.rawLength ? ` [${formatCount(this.rawLength - to)} bytes …]` : '';
-		return { text: `${before}${text}${after}`, cut: from > 0 || to < this.rawLength };
-	}
-
-	/** Raw bytes before an escaped position. */
-	private rawOffsetOf(escaped: number): number {
-		let raw = 0;
-		let at = this.start;
-		for (let slash = this.bytes.indexOf(0x5c, at); slash !== -1 && slash < escaped; slash = this.bytes.indexOf(0x5c, at)) {
-			raw += slash - at + 1;
-			at = slash + this.escapeLength(slash);
-		}
-		return raw + Math.max(0, escaped - at);
-	}
-
-	/** The escaped position of a raw byte offset. */
-	private escapedOffsetOf(raw: number): number {
-		let left = raw;
-		let at = this.start;
-		for (let slash = this.bytes.indexOf(0x5c, at); slash !== -1 && slash < this.end; slash = this.bytes.indexOf(0x5c, at)) {
-			if (slash - at >= left) break;
-			left -= slash - at + 1;
-			at = slash + this.escapeLength(slash);
-			if (left === 0) return at;
-		}
-		return Math.min(this.end, at + left);
-	}
-
-	private escapeLength(slash: number): number {
-		return this.bytes[slash + 1] === 0x75 /* u */ ? 6 : 2;
-	}
-
-	/** Moves back off UTF-8 continuation bytes, so a cut never splits a character. */
-	private charStart(escaped: number): number {
-		let at = escaped;
-		while (at > this.start && at < this.end && (this.bytes[at] & 0xc0) === 0x80) at--;
-		return at;
+		const path = this.pathStart ? Buffer.concat([this.pathStart, bytes.subarray(0, nul)]).toString('utf8') : bytes.toString('utf8', 0, nul);
+		this.pathStart = undefined;
+		let at = nul + 1;
+		let line = 0;
+		for (; at < bytes.length && bytes[at] >= 0x30 && bytes[at] <= 0x39; at++) line = line * 10 + bytes[at] - 0x30;
+		const separator = bytes[at];
+		if (at === nul + 1 || (separator !== 0x3a /* : */ && separator !== 0x2d /* - */)) return undefined;
+		// rg ends the line at its '\n'; a '\r' before it is part of a CRLF ending.
+		const end = bytes[bytes.length - 1] === 0x0d ? bytes.length - 1 : bytes.length;
+		return { path, line, match: separator === 0x3a, text: bytes.subarray(at + 1, Math.max(at + 1, end)) };
 	}
 }
 
-function startsWith(bytes: Buffer, prefix: Buffer): boolean {
-	return bytes.length >= prefix.length && bytes.compare(prefix, 0, prefix.length, 0, prefix.length) === 0;
+/** A page of results: per file, the matches from `offset` (at most `limit` in all) and the context lines near them. */
+interface PageFile {
+	readonly file: FileHits;
+	readonly hits: Hit[];
+	/** Lines of the matches on the page. */
+	readonly chosen: Set<number>;
 }
 
-/** rg gives text as UTF-8, or as base64 bytes when it is not valid UTF-8. */
-function textOf(value: RgText): string {
-	return 'text' in value ? value.text : Buffer.from(value.bytes, 'base64').toString('utf8');
-}
-
-/** The line without its ending, cut to a window around the first match when long. */
-function displayLine(data: RgMessage['data']): Window {
-	const raw = withoutLineEnd(textOf(data.lines));
-	if (raw.length <= GREP_LINE_CHARS) return { text: raw, cut: false };
-	const at = charIndexOfByte(raw, data.submatches?.[0]?.start ?? 0);
-	let start = Math.max(0, Math.min(at - Math.floor(GREP_LINE_CHARS / 3), raw.length - GREP_LINE_CHARS));
-	let end = start + GREP_LINE_CHARS;
-	// Never split a surrogate pair.
-	if (start > 0 && isLowSurrogate(raw.charCodeAt(start))) start--;
-	if (end < raw.length && isLowSurrogate(raw.charCodeAt(end))) end++;
-	const before = start > 0 ? `[… ${formatCount(start)} chars] ` : '';
-	const after = end < raw.length ? ` [${formatCount(raw.length - end)} chars …]` : '';
-	return { text: `${before}${raw.slice(start, end)}${after}`, cut: true };
-}
-
-/** A regex anchored at the end would be tried at every position of a megabyte line; this is O(1). */
-function withoutLineEnd(text: string): string {
-	if (!text.endsWith('\n')) return text;
-	return text.endsWith('\r\n') ? text.slice(0, -2) : text.slice(0, -1);
-}
-
-/**
- * The string index of a UTF-8 byte offset (rg reports match positions in bytes). Walks only up to
- * the match, without re-encoding the line.
- */
-function charIndexOfByte(text: string, byteOffset: number): number {
-	let bytes = 0;
+function pageOf(files: readonly FileHits[], offset: number, limit: number, context: number): PageFile[] {
+	const page: PageFile[] = [];
 	let index = 0;
-	while (index < text.length && bytes < byteOffset) {
-		const code = text.charCodeAt(index);
-		if (code < 0x80) bytes += 1;
-		else if (code < 0x800) bytes += 2;
-		else if (code >= 0xd800 && code <= 0xdbff) {
-			bytes += 4;
-			index++;
-		} else bytes += 3;
-		index++;
-	}
-	return index;
-}
-
-function isLowSurrogate(code: number): boolean {
-	return code >= 0xdc00 && code <= 0xdfff;
-}
-
-function render(input: Input, collected: Collected, offset: number, limit: number, context: number, ctx: ToolContext): ToolResult {
-	const budget = ctx.limits.readBytes;
-	const out: string[] = [];
-	let bytes = 0;
-	let index = 0;
-	let shown = 0;
-	let filesShown = 0;
-	let fullPage = false;
-	let cutLines = 0;
-	for (const file of collected.files) {
-		if (fullPage) break;
+	for (const file of files) {
+		if (index >= offset + limit) break;
 		if (index + file.matches <= offset) {
 			index += file.matches;
 			continue;
 		}
-		const display = ctx.boundary.display(path.join(file.cwd, file.relative));
 		const chosen = new Set<number>();
 		for (const hit of file.hits) {
 			if (!hit.match) continue;
@@ -388,21 +266,51 @@ function render(input: Input, collected: Collected, offset: number, limit: numbe
 			for (let d = -context; d <= context; d++) if (chosen.has(line + d)) return true;
 			return false;
 		};
+		const hits = file.hits.filter(hit => (hit.match && chosen.has(hit.line)) || (context > 0 && near(hit.line)));
+		if (hits.length > 0) page.push({ file, hits, chosen });
+	}
+	return page;
+}
+
+/** The long lines of a page, by file, with how many matching lines rg must read to reach them. */
+function longLinesOf(page: readonly PageFile[], context: number): WindowSearch[] {
+	const searches: WindowSearch[] = [];
+	for (const { file, hits } of page) {
+		const lines = hits.filter(hit => hit.window === undefined);
+		if (lines.length === 0) continue;
+		// A context line is within `context` lines of the match that showed it, perhaps after it.
+		const last = lines[lines.length - 1].line + context;
+		const matchesUpTo = file.hits.filter(hit => hit.match && hit.line <= last).length;
+		searches.push({ cwd: file.cwd, relative: file.relative, lines, matchesUpTo });
+	}
+	return searches;
+}
+
+function render(input: Input, collected: Collected, page: readonly PageFile[], offset: number, limit: number, ctx: ToolContext): ToolResult {
+	const budget = ctx.limits.readBytes;
+	const out: string[] = [];
+	let bytes = 0;
+	let shown = 0;
+	let filesShown = 0;
+	let cutLines = 0;
+	for (const { file, hits, chosen } of page) {
+		const display = ctx.boundary.display(path.join(file.cwd, file.relative));
 		const block: string[] = [];
 		let previous: number | undefined;
 		let blockShown = 0;
-		for (const hit of file.hits) {
+		let full = false;
+		for (const hit of hits) {
 			const selected = hit.match && chosen.has(hit.line);
-			if (!selected && !(context > 0 && near(hit.line))) continue;
+			const window = hit.window!;
 			if (previous !== undefined && hit.line > previous + 1) block.push('--');
 			const mark = selected ? ':' : '-';
-			const text = `${display}${mark}${hit.line}${mark}${hit.text === '' ? '' : ` ${hit.text}`}`;
+			const text = `${display}${mark}${hit.line}${mark}${window.text === '' ? '' : ` ${window.text}`}`;
 			const size = Buffer.byteLength(text) + 1;
 			if (shown + blockShown > 0 && bytes + size > budget && selected) {
-				fullPage = true;
+				full = true;
 				break;
 			}
-			if (hit.cut) cutLines++;
+			if (window.cut) cutLines++;
 			block.push(text);
 			bytes += size;
 			previous = hit.line;
@@ -414,7 +322,7 @@ function render(input: Input, collected: Collected, offset: number, limit: numbe
 			shown += blockShown;
 			filesShown++;
 		}
-		if (index >= offset + limit) fullPage = true;
+		if (full) break;
 	}
 	const where = input.path ? ` in ${input.path}` : '';
 	const pattern = JSON.stringify(input.pattern);
@@ -422,7 +330,10 @@ function render(input: Input, collected: Collected, offset: number, limit: numbe
 		? `${formatCount(collected.matches)} matching line${collected.matches === 1 ? '' : 's'} in ${formatCount(collected.files.length)} file${collected.files.length === 1 ? '' : 's'}`
 		: `more than ${formatCount(offset + limit)} matching lines (the search stopped once this page was full)`;
 	const lines: string[] = [];
-	if (collected.matches === 0) {
+	const binary = collected.binary.join(', ');
+	if (collected.matches === 0 && binary) {
+		lines.push(`No text matches for ${pattern}${where}; binary files match: ${binary} (read_file with encoding base64 reads them).`);
+	} else if (collected.matches === 0) {
 		lines.push(`No matches for ${pattern}${where}.${input.includeIgnored ? '' : ' Ignored files (.gitignore, editor excludes, .git, node_modules) were not searched: set includeIgnored to search them.'}${input.includeHidden ? '' : ' Hidden (dot) files were not searched: set includeHidden to search them.'}`);
 	} else if (shown === 0) {
 		lines.push(`${total} for ${pattern}${where}; offset ${offset} is past the end. Use a smaller offset.`);
@@ -437,6 +348,7 @@ function render(input: Input, collected: Collected, offset: number, limit: numbe
 	}
 	if (cutLines > 0) lines.push(`(${cutLines} long line${cutLines === 1 ? ' was' : 's were'} trimmed around the match; read_file shows them whole)`);
 	if (collected.warnings.length) lines.push(`(some files could not be searched: ${collected.warnings.join('; ')})`);
+	if (binary && collected.matches > 0) lines.push(`(binary data in ${binary}: the search of these files stopped there; read_file with encoding base64 reads such files)`);
 	return textResult(lines.join('\n'), {
 		truncated: more || cutLines > 0,
 		matches: shown,

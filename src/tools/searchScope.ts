@@ -1,3 +1,4 @@
+import type * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ToolContext } from '../core/context';
 import { ToolError } from '../core/errors';
@@ -30,7 +31,11 @@ export async function searchScopes(ctx: ToolContext, input: string | undefined, 
 		return roots.map((root, order) => ({ cwd: root.path, order, arg: '.', isFile: false }));
 	}
 	const target = await ctx.boundary.resolve(input, 'read');
+	// stat, never open: opening a named pipe waits for a writer, forever.
 	const stat = await statOrExplain(target.absolute, target.display);
+	if (!stat.isDirectory() && !stat.isFile()) {
+		throw new ToolError('io', `${target.display} is ${specialKind(stat)}, not a regular file or folder: ${tool} does not open such files (reading a pipe or device can block or never end). Give the path of a ${want === 'directory' ? 'folder' : 'file or folder'}.`);
+	}
 	const isFile = !stat.isDirectory();
 	if (isFile && want === 'directory') {
 		throw new ToolError('not_directory', `${target.display} is a file, not a folder; ${tool} searches folders. Give its folder as path, or read the file with read_file.`);
@@ -42,6 +47,14 @@ export async function searchScopes(ctx: ToolContext, input: string | undefined, 
 	}
 	// Outside every folder (toolbelt.additionalReadPaths, or unrestricted access).
 	return [{ cwd: isFile ? path.dirname(target.absolute) : target.absolute, order: roots.length, arg: isFile ? path.basename(target.absolute) : '.', isFile }];
+}
+
+function specialKind(stat: fs.Stats): string {
+	if (stat.isFIFO()) return 'a named pipe (FIFO)';
+	if (stat.isSocket()) return 'a socket';
+	if (stat.isCharacterDevice()) return 'a character device';
+	if (stat.isBlockDevice()) return 'a block device';
+	return 'a special file';
 }
 
 /**

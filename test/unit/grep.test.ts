@@ -1,7 +1,44 @@
 import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as path from 'node:path';
+import { fillWindows, FoundLine } from '../../src/tools/grepWindows';
 import { makeHarness, makeTree } from './helpers';
+
+/**
+ * Runs a call that must not hang (a named pipe opened by mistake blocks forever): past the
+ * deadline the call is cancelled (its rg killed) and the test fails.
+ */
+async function withDeadline<T>(call: (signal: AbortSignal) => Promise<T>, ms = 10_000): Promise<T> {
+	const controller = new AbortController();
+	let timer: NodeJS.Timeout | undefined;
+	const deadline = new Promise<never>((_, reject) => {
+		timer = setTimeout(() => {
+			controller.abort();
+			reject(new Error(`no answer within ${ms} ms: the call blocked`));
+		}, ms);
+	});
+	try {
+		return await Promise.race([call(controller.signal), deadline]);
+	} finally {
+		clearTimeout(timer);
+	}
+}
+
+/** Live child processes of this process with this command name (Linux). */
+function childProcessesNamed(name: string): number[] {
+	return fs.readdirSync('/proc').filter(entry => /^\d+$/.test(entry)).flatMap(pid => {
+		try {
+			const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+			const [, comm, rest] = /^\d+ \((.*)\) (.*)$/s.exec(stat)!;
+			const [state, ppid] = rest.split(' ');
+			return comm === name && Number(ppid) === process.pid && state !== 'Z' ? [Number(pid)] : [];
+		} catch {
+			return [];
+		}
+	});
+}
 
 /** The `path:line:` lines of a grep result, without the header and footer. */
 const matchLines = (text: string) => text.split('\n').filter(line => /^[^\s[(].*:\d+: /.test(line) || /^[^\s[(].*:\d+:$/.test(line));
@@ -253,6 +290,151 @@ describe('grep', () => {
 			assert.equal((await h.error('grep', { pattern: 'x', path: 'nope' })).code, 'not_found');
 			assert.equal((await h.error('grep', { pattern: 'x', context: 11 })).code, 'invalid_input');
 			assert.equal((await h.error('grep', { pattern: '' })).code, 'invalid_input');
+		});
+	});
+
+	describe('bounded in memory and time', () => {
+		it('holds one window of a 2 MB line of `a` searched for `a` (two million matches), not its matches', async () => {
+			const long = makeTree({ 'a.txt': `${'a'.repeat(2 * 1024 * 1024)}\n` });
+			try {
+				const result = await makeHarness(long.root).invoke('grep', { pattern: 'a', limit: 1 });
+				const text = (result.content[0] as { text: string }).text;
+				assert.deepEqual(matchLines(text), [`a.txt:1: ${'a'.repeat(300)} [2,096,852 bytes …]`]);
+				assert.match(text, /^1 matching line in 1 file for "a"; showing 1–1:/);
+				assert.ok(text.length < 1000, `a result of ${text.length} characters`);
+				assert.equal(result.metadata.truncated, true);
+			} finally {
+				long.cleanup();
+			}
+		});
+
+		it('finishes a 32 MB single line and shows the match in a window counted in bytes', async function () {
+			this.timeout(120_000);
+			const half = 16 * 1024 * 1024;
+			const long = makeTree({ 'bundle.js': `${'x'.repeat(half)}needle${'y'.repeat(half)}\n` });
+			try {
+				const h = makeHarness(long.root);
+				const sparse = matchLines(await h.text('grep', { pattern: 'needle' }));
+				assert.deepEqual(sparse, [`bundle.js:1: [… ${(half - 100).toLocaleString('en-US')} bytes] ${'x'.repeat(100)}needle${'y'.repeat(194)} [${(half - 194).toLocaleString('en-US')} bytes …]`]);
+				// Every byte matches: the window is the line's start.
+				const dense = matchLines(await h.text('grep', { pattern: '[xy]', limit: 1 }));
+				assert.deepEqual(dense, [`bundle.js:1: ${'x'.repeat(300)} [${(2 * half + 6 - 300).toLocaleString('en-US')} bytes …]`]);
+			} finally {
+				long.cleanup();
+			}
+		});
+
+		it('windows long context lines, in characters or bytes by their size', async () => {
+			const long = makeTree({ 'f.txt': `${'c'.repeat(5000)}\nneedle\n${'d'.repeat(100_000)}\n` });
+			try {
+				const lines = (await makeHarness(long.root).text('grep', { pattern: 'needle', context: 1 })).split('\n');
+				assert.ok(lines.includes(`f.txt-1- ${'c'.repeat(300)} [4,700 chars …]`), lines.join('\n'));
+				assert.ok(lines.includes('f.txt:2: needle'));
+				assert.ok(lines.includes(`f.txt-3- ${'d'.repeat(300)} [99,700 bytes …]`), lines.join('\n'));
+				assert.ok(lines.includes('(2 long lines were trimmed around the match; read_file shows them whole)'));
+			} finally {
+				long.cleanup();
+			}
+		});
+
+		it('finds the window of a long line for a literal with regex characters, and under PCRE2', async () => {
+			const long = makeTree({ 'f.txt': `axb(c ${'-'.repeat(5000)}a.b(c${'-'.repeat(5000)}\n`, 'g.txt': `${'-'.repeat(40_000)}needle!${'-'.repeat(1000)}\n` });
+			try {
+				const h = makeHarness(long.root);
+				assert.deepEqual(matchLines(await h.text('grep', { pattern: 'a.b(c', fixedStrings: true })), [`f.txt:1: [… 4,906 chars] ${'-'.repeat(100)}a.b(c${'-'.repeat(195)} [4,805 chars …]`]);
+				// Look-ahead needs PCRE2, whose window starts at the match.
+				const pcre2 = await h.text('grep', { pattern: 'needle(?=!)' });
+				assert.deepEqual(matchLines(pcre2), [`g.txt:1: [… 40,000 bytes] needle!${'-'.repeat(293)} [707 bytes …]`]);
+			} finally {
+				long.cleanup();
+			}
+		});
+
+		it('shows a long line from its start when its window is not found (the file changed since the search)', async () => {
+			const changed = makeTree({ 'f.txt': 'no longer here\n' });
+			try {
+				const preview = Buffer.from(`${'é'.repeat(200)} [... omitted end of long line]`);
+				const lines: FoundLine[] = [{ line: 1, preview }, { line: 2, preview: Buffer.from(`${'-'.repeat(301)}`), previewIsWhole: true }];
+				await fillWindows([{ cwd: changed.root, relative: 'f.txt', lines, matchesUpTo: 2 }], { pattern: 'needle', fixedStrings: false, ignoreCase: false, pcre2: false, context: 0, signal: new AbortController().signal });
+				assert.deepEqual(lines.map(line => line.window), [
+					{ text: `${'é'.repeat(150)} [line continues …]`, cut: true },
+					{ text: `${'-'.repeat(300)} [1 chars …]`, cut: true },
+				]);
+			} finally {
+				changed.cleanup();
+			}
+		});
+
+		it('windows a long line that is not valid UTF-8 by its bytes', async () => {
+			const line = Buffer.concat([Buffer.from('\xff-'.repeat(20_000), 'latin1'), Buffer.from('needle'), Buffer.from('-\xfe'.repeat(20_000), 'latin1')]);
+			const long = makeTree({ 'f.bin.txt': Buffer.concat([line, Buffer.from('\n')]) });
+			try {
+				const shown = matchLines(await makeHarness(long.root).text('grep', { pattern: 'needle' }))[0];
+				const match = /^f\.bin\.txt:1: \[… 39,900 bytes\] (.*) \[39,806 bytes …\]$/.exec(shown);
+				assert.ok(match, shown);
+				assert.equal(match[1], line.subarray(39_900, 40_200).toString('utf8'));
+			} finally {
+				long.cleanup();
+			}
+		});
+
+		it('stops rg when cancelled during a long search', async function () {
+			this.timeout(60_000);
+			const long = makeTree({ 'a.txt': `${'a'.repeat(64 * 1024 * 1024)}\n` });
+			try {
+				const controller = new AbortController();
+				const call = makeHarness(long.root).invoke('grep', { pattern: 'a' }, { signal: controller.signal });
+				setTimeout(() => controller.abort(), 20);
+				assert.equal((await call).error?.code, 'cancelled');
+				if (process.platform === 'linux') assert.deepEqual(childProcessesNamed('rg'), []);
+			} finally {
+				long.cleanup();
+			}
+		});
+
+		describe('a path that is not a regular file or folder', () => {
+			if (process.platform === 'win32') return;
+
+			it('refuses a named pipe without opening it (grep and find_files), also through a symlink', async function () {
+				fs.mkdirSync(tree.file('pipes'));
+				execFileSync('mkfifo', [tree.file('pipes/fifo')]);
+				fs.symlinkSync('fifo', tree.file('pipes/link'));
+				const h = makeHarness(tree.root);
+				for (const [tool, input] of [['grep', { pattern: 'alpha', path: 'pipes/fifo' }], ['grep', { pattern: 'alpha', path: 'pipes/link' }], ['find_files', { pattern: '*', path: 'pipes/fifo' }]] as const) {
+					const error = await withDeadline(signal => h.invoke(tool, input, { signal }));
+					assert.equal(error.error?.code, 'io');
+					assert.match(error.error!.message, /^pipes\/(fifo|link) is a named pipe \(FIFO\), not a regular file or folder: (grep|find_files) does not open such files/);
+				}
+				// A walk passes it by.
+				assert.match(await withDeadline(signal => h.text('grep', { pattern: 'alpha', path: 'pipes' }, { signal })), /^No matches/);
+				assert.match(await withDeadline(signal => h.text('find_files', { pattern: '*', path: 'pipes' }, { signal })), /^No files match/);
+			});
+
+			it('refuses a socket and a device', async () => {
+				const server = net.createServer();
+				await new Promise<void>(resolve => server.listen(tree.file('sock'), resolve));
+				try {
+					const h = makeHarness(tree.root, { settings: { additionalReadPaths: ['/dev'] } });
+					assert.match((await withDeadline(signal => h.error('grep', { pattern: 'x', path: 'sock' }, { signal }))).message, /^sock is a socket, not a regular file or folder/);
+					assert.match((await withDeadline(signal => h.error('grep', { pattern: 'x', path: '/dev/zero' }, { signal }))).message, /^\/dev\/zero is a character device, not a regular file or folder/);
+					assert.match((await withDeadline(signal => h.error('find_files', { pattern: 'x', path: '/dev/null' }, { signal }))).message, /^\/dev\/null is a character device/);
+				} finally {
+					server.close();
+				}
+			});
+		});
+
+		it('reports matches in a binary file named as path, without showing them', async () => {
+			const text = await makeHarness(tree.root).text('grep', { pattern: 'alpha', path: 'blob.bin' });
+			assert.equal(text, 'No text matches for "alpha" in blob.bin; binary files match: blob.bin (read_file with encoding base64 reads them).');
+		});
+
+		it('finds files whose name holds a newline', async function () {
+			if (process.platform === 'win32') return;
+			fs.writeFileSync(tree.file('we\nird.txt'), 'alpha in a weird name\n');
+			const text = await makeHarness(tree.root).text('grep', { pattern: 'weird name' });
+			assert.match(text, /^1 matching line in 1 file/);
+			assert.match(text, /we\nird\.txt:1: alpha in a weird name/);
 		});
 	});
 

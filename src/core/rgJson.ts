@@ -1,0 +1,347 @@
+import type { LineHandler, LongLineHandler } from './ripgrep';
+
+/**
+ * rg's `--json` match and context messages, read within a fixed memory bound. A message holds
+ * its line whole (and a match's text after it), so a minified bundle makes messages of many
+ * megabytes: short ones are parsed whole; longer ones are read as they stream, keeping only the
+ * path, the line number, the first match's offset, the line's length and a few hundred bytes.
+ */
+
+/** A match or context line as rg reported it, reduced to what a window of it needs. */
+export interface RgJsonLine {
+	readonly type: 'match' | 'context';
+	readonly path: string;
+	readonly lineNumber: number;
+	/** Byte offset in the line of the first submatch (none for context lines). */
+	readonly matchStart?: number;
+	readonly text: LineText;
+}
+
+/**
+ * A short line whole (without its line ending), or a long one's length in bytes (without its line
+ * ending) and some of its raw bytes: those from `from` on (the first match's text for a match, the
+ * line's start otherwise), up to CAPTURE_BYTES of them (fewer only where the line ends).
+ */
+export type LineText =
+	| { readonly whole: string }
+	| { readonly length: number; readonly from: number; readonly bytes: Buffer };
+
+/** Raw bytes kept of a long line (a window is 300 bytes, plus a split character at either end). */
+export const CAPTURE_BYTES = 512;
+/** Messages up to this size are parsed whole; longer ones stream. */
+const WHOLE_MESSAGE_BYTES = 32 * 1024;
+/** A message's parts other than the line and match texts are small; past this it is not rg's shape. */
+const SMALL_PART_BYTES = 64 * 1024;
+
+/**
+ * A LineHandler for runRg that hands `onLine` each match and context line of rg's --json output.
+ * `wholeBytes`: messages up to this size are parsed whole (tests lower it to stream small ones).
+ */
+export function rgJsonHandler(onLine: (line: RgJsonLine) => boolean | void, wholeBytes = WHOLE_MESSAGE_BYTES): LineHandler & { maxLineBytes: number } {
+	return {
+		maxLineBytes: wholeBytes,
+		line: bytes => {
+			const line = wholeMessage(bytes);
+			return line ? onLine(line) : undefined;
+		},
+		long: new LongMessage(onLine),
+	};
+}
+
+interface RgMessage {
+	data: {
+		path: RgText;
+		lines: RgText;
+		line_number: number;
+		submatches?: { start: number }[];
+	};
+}
+
+type RgText = { text: string } | { bytes: string };
+
+const MATCH_PREFIX = Buffer.from('{"type":"match"');
+const CONTEXT_PREFIX = Buffer.from('{"type":"context"');
+
+function typeOf(bytes: Buffer): RgJsonLine['type'] | undefined {
+	return startsWith(bytes, MATCH_PREFIX) ? 'match' : startsWith(bytes, CONTEXT_PREFIX) ? 'context' : undefined;
+}
+
+function wholeMessage(bytes: Buffer): RgJsonLine | undefined {
+	const type = typeOf(bytes);
+	// begin/end/summary messages carry nothing shown: skip their parse.
+	if (!type) return undefined;
+	try {
+		const { data } = JSON.parse(bytes.toString('utf8')) as RgMessage;
+		if (typeof data.line_number !== 'number') return undefined;
+		return { type, path: textOf(data.path), lineNumber: data.line_number, matchStart: data.submatches?.[0]?.start, text: { whole: withoutLineEnd(textOf(data.lines)) } };
+	} catch {
+		// Not rg's shape.
+		return undefined;
+	}
+}
+
+/** rg gives text as UTF-8, or as base64 bytes when it is not valid UTF-8. */
+function textOf(value: RgText): string {
+	return 'text' in value ? value.text : Buffer.from(value.bytes, 'base64').toString('utf8');
+}
+
+/** A regex anchored at the end would be tried at every position of a long line; this is O(1). */
+function withoutLineEnd(text: string): string {
+	if (!text.endsWith('\n')) return text;
+	return text.endsWith('\r\n') ? text.slice(0, -2) : text.slice(0, -1);
+}
+
+function startsWith(bytes: Buffer, prefix: Buffer): boolean {
+	return bytes.length >= prefix.length && bytes.compare(prefix, 0, prefix.length, 0, prefix.length) === 0;
+}
+
+// The keys between the parts. Inside a JSON string every quote is escaped, so none of these can
+// occur in a path or a line: a plain search finds them.
+const LINES_KEYS = [Buffer.from('},"lines":{"text":"'), Buffer.from('},"lines":{"bytes":"')];
+const SUBMATCHES_KEY = Buffer.from('"submatches":[');
+const MATCH_KEYS = [Buffer.from('{"match":{"text":"'), Buffer.from('{"match":{"bytes":"')];
+const END_KEY = Buffer.from(',"end":');
+
+type Phase = 'prelude' | 'line' | 'middle' | 'submatch' | 'match' | 'tail' | 'done' | 'skip';
+
+/**
+ * One long message at a time, read part by part as it streams: the prelude (type and path), the
+ * line's text (counted, its start kept), the line number, and the first submatch (its text's start
+ * kept, its offset). Everything else is skipped. A message that does not have rg's shape is dropped.
+ */
+class LongMessage implements LongLineHandler {
+	private phase: Phase = 'skip';
+	private type: RgJsonLine['type'] = 'match';
+	/** The small part being collected (prelude, middle, tail). */
+	private part = Buffer.alloc(0);
+	private path = '';
+	private lineNumber = 0;
+	private matchStart: number | undefined;
+	private line: StringBody | undefined;
+	private match: StringBody | undefined;
+
+	constructor(private readonly onLine: (line: RgJsonLine) => boolean | void) {}
+
+	start(head: Buffer): void {
+		const type = typeOf(head);
+		this.phase = type ? 'prelude' : 'skip';
+		this.type = type ?? 'match';
+		this.part = Buffer.alloc(0);
+		this.line = this.match = this.matchStart = undefined;
+		this.more(head);
+	}
+
+	more(piece: Buffer): void {
+		let at = 0;
+		while (at < piece.length && this.phase !== 'done' && this.phase !== 'skip') at = this.step(piece, at);
+	}
+
+	end(): boolean | void {
+		const { line, match, matchStart } = this;
+		// Read up to its line number at least (the rest is the first submatch).
+		const numbered = this.phase === 'submatch' || this.phase === 'match' || this.phase === 'tail' || this.phase === 'done';
+		this.phase = 'skip';
+		this.line = this.match = undefined;
+		if (!numbered || !line) return undefined;
+		const fromMatch = match !== undefined && matchStart !== undefined;
+		const length = line.lengthWithoutLineEnd();
+		const from = fromMatch ? matchStart : 0;
+		// Never past the line's end into its line ending.
+		const bytes = (fromMatch ? match : line).head().subarray(0, Math.max(0, length - from));
+		return this.onLine({ type: this.type, path: this.path, lineNumber: this.lineNumber, matchStart, text: { length, from, bytes } });
+	}
+
+	/** Reads from `at` in the current phase; returns where the next phase starts. */
+	private step(piece: Buffer, at: number): number {
+		switch (this.phase) {
+			case 'prelude':
+				return this.collect(piece, at, LINES_KEYS, (part, key) => {
+					try {
+						const head = JSON.parse(`${part.toString('utf8', 0, part.length - key.length + 1)}}}`) as RgMessage;
+						this.path = textOf(head.data.path);
+					} catch {
+						return 'skip';
+					}
+					this.line = new StringBody(key === LINES_KEYS[1]);
+					return 'line';
+				});
+			case 'line':
+				return this.readString(this.line!, piece, at, 'middle');
+			case 'middle':
+				return this.collect(piece, at, [SUBMATCHES_KEY], part => {
+					this.lineNumber = numberIn(part, 'line_number') ?? NaN;
+					return Number.isNaN(this.lineNumber) ? 'skip' : 'submatch';
+				});
+			case 'submatch':
+				// `]` right away: no submatch (a context line).
+				if (this.part.length === 0 && piece[at] === 0x5d) {
+					this.phase = 'done';
+					return at + 1;
+				}
+				return this.collect(piece, at, MATCH_KEYS, (_part, key) => {
+					this.match = new StringBody(key === MATCH_KEYS[1]);
+					return 'match';
+				});
+			case 'match':
+				return this.readString(this.match!, piece, at, 'tail');
+			case 'tail':
+				return this.collect(piece, at, [END_KEY], part => {
+					this.matchStart = numberIn(part, 'start');
+					return 'done';
+				});
+			default:
+				return piece.length;
+		}
+	}
+
+	private readString(body: StringBody, piece: Buffer, at: number, next: Phase): number {
+		const end = body.feed(piece, at);
+		if (end === -1) return piece.length;
+		this.phase = next;
+		return end;
+	}
+
+	/**
+	 * Collects a small part until one of `keys` ends it; `then` reads the part (which ends with the
+	 * key) and names the next phase. Returns where the bytes after the key start in `piece`.
+	 */
+	private collect(piece: Buffer, at: number, keys: readonly Buffer[], then: (part: Buffer, key: Buffer) => Phase): number {
+		const before = this.part.length;
+		const part = Buffer.concat([this.part, piece.subarray(at, at + SMALL_PART_BYTES)]);
+		for (const key of keys) {
+			// A key found now ends in the new bytes (it was not in the part before).
+			const found = part.indexOf(key, Math.max(0, before - key.length + 1));
+			if (found === -1) continue;
+			const end = found + key.length;
+			this.part = Buffer.alloc(0);
+			this.phase = then(part.subarray(0, end), key);
+			return at + end - before;
+		}
+		this.part = part;
+		if (part.length > SMALL_PART_BYTES) this.phase = 'skip';
+		return Math.min(piece.length, at + SMALL_PART_BYTES);
+	}
+}
+
+/** The number a small part gives for `"name":`. */
+function numberIn(part: Buffer, name: string): number | undefined {
+	const found = new RegExp(`"${name}":(\\d+)`).exec(part.toString('latin1'));
+	return found ? Number(found[1]) : undefined;
+}
+
+/** JSON escapes as serde_json writes them: `\uXXXX` only for control characters, one byte each. */
+const ESCAPED: Record<number, number> = { 0x6e: 0x0a, 0x72: 0x0d, 0x74: 0x09, 0x62: 0x08, 0x66: 0x0c, 0x22: 0x22, 0x5c: 0x5c, 0x2f: 0x2f };
+
+/**
+ * The body of a JSON string streamed in pieces: counts its raw bytes and keeps the first
+ * CAPTURE_BYTES of them and the last two (for the line ending). rg writes text as an escaped
+ * string, or base64 (`bytes`) when it is not valid UTF-8.
+ */
+class StringBody {
+	private raw = 0;
+	private readonly captured = Buffer.alloc(CAPTURE_BYTES);
+	private capturedBytes = 0;
+	private last = -1;
+	private beforeLast = -1;
+	/** In an escape: after the backslash (-1), or the hex digits of `\u` still to come. */
+	private escape = 0;
+	private hex = 0;
+	private inEscape = false;
+	/** base64: the first characters and the last few. */
+	private base64Head = '';
+	private base64Tail = '';
+
+	constructor(private readonly base64: boolean) {}
+
+	/** Reads from `at`; returns the index after the closing quote, or -1 when the string goes on. */
+	feed(piece: Buffer, at: number): number {
+		return this.base64 ? this.feedBase64(piece, at) : this.feedText(piece, at);
+	}
+
+	head(): Buffer {
+		if (!this.base64) return this.captured.subarray(0, this.capturedBytes);
+		return Buffer.from(this.base64Head.slice(0, this.base64Head.length - (this.base64Head.length % 4)), 'base64').subarray(0, CAPTURE_BYTES);
+	}
+
+	/** Raw length without a final `\n` or `\r\n` (rg includes the line's ending in its text). */
+	lengthWithoutLineEnd(): number {
+		if (this.last !== 0x0a) return this.raw;
+		return this.raw - (this.beforeLast === 0x0d ? 2 : 1);
+	}
+
+	private feedText(piece: Buffer, at: number): number {
+		let i = at;
+		// Where the next quote and backslash are: searched again only once passed, so a line full of
+		// escapes costs its length, not its length times its escapes.
+		let quote = -2;
+		let slash = -2;
+		while (i < piece.length) {
+			if (this.inEscape) {
+				i = this.readEscape(piece, i);
+				continue;
+			}
+			if (quote !== -1 && quote < i) quote = piece.indexOf(0x22, i);
+			if (slash !== -1 && slash < i) slash = piece.indexOf(0x5c, i);
+			const stop = slash !== -1 && (quote === -1 || slash < quote) ? slash : quote;
+			this.addRun(piece, i, stop === -1 ? piece.length : stop);
+			if (stop === -1) return -1;
+			if (stop === quote) return stop + 1;
+			this.inEscape = true;
+			this.escape = -1;
+			i = stop + 1;
+		}
+		return -1;
+	}
+
+	private readEscape(piece: Buffer, i: number): number {
+		const byte = piece[i];
+		if (this.escape === -1) {
+			if (byte === 0x75 /* u */) {
+				this.escape = 4;
+				this.hex = 0;
+			} else {
+				this.inEscape = false;
+				this.addByte(ESCAPED[byte] ?? byte);
+			}
+			return i + 1;
+		}
+		this.hex = this.hex * 16 + parseInt(String.fromCharCode(byte), 16);
+		if (--this.escape === 0) {
+			this.inEscape = false;
+			this.addByte(this.hex & 0xff);
+		}
+		return i + 1;
+	}
+
+	private addRun(piece: Buffer, from: number, to: number): void {
+		if (to <= from) return;
+		this.raw += to - from;
+		if (this.capturedBytes < CAPTURE_BYTES) this.capturedBytes += piece.copy(this.captured, this.capturedBytes, from, Math.min(to, from + CAPTURE_BYTES - this.capturedBytes));
+		this.beforeLast = to - from >= 2 ? piece[to - 2] : this.last;
+		this.last = piece[to - 1];
+	}
+
+	private addByte(byte: number): void {
+		this.raw++;
+		if (this.capturedBytes < CAPTURE_BYTES) this.captured[this.capturedBytes++] = byte;
+		this.beforeLast = this.last;
+		this.last = byte;
+	}
+
+	private feedBase64(piece: Buffer, at: number): number {
+		const quote = piece.indexOf(0x22, at);
+		const end = quote === -1 ? piece.length : quote;
+		const wanted = Math.ceil(CAPTURE_BYTES / 3) * 4 + 4;
+		if (this.base64Head.length < wanted) this.base64Head += piece.toString('latin1', at, Math.min(end, at + wanted - this.base64Head.length));
+		this.base64Tail = (this.base64Tail + piece.toString('latin1', Math.max(at, end - 8), end)).slice(-8);
+		this.raw += end - at;
+		if (quote === -1) return -1;
+		// Characters counted so far become bytes: 4 characters are 3 bytes, less the padding.
+		const padding = this.base64Tail.endsWith('==') ? 2 : this.base64Tail.endsWith('=') ? 1 : 0;
+		const tail = Buffer.from(this.base64Tail.slice(-4), 'base64');
+		this.last = tail.length > 0 ? tail[tail.length - 1] : -1;
+		this.beforeLast = tail.length > 1 ? tail[tail.length - 2] : -1;
+		this.raw = (this.raw / 4) * 3 - padding;
+		return quote + 1;
+	}
+}

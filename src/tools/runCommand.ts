@@ -7,7 +7,10 @@ import {
 import { textResult, ToolResult } from '../core/result';
 import { cleanTerminalText } from '../core/ansi';
 import { formatBytes, formatCount } from '../core/truncate';
-import { formatDuration, oneLine, resolveCommandDir } from './commandSupport';
+import {
+	decideCommandSandbox, formatDuration, oneLine, openCommandSandbox, resolveCommandDir, sandboxFields, sandboxMetadata, sandboxNotes, sandboxRequestFields,
+} from './commandSupport';
+import type { Sandbox } from '../core/sandbox/runtime';
 import { defineTool } from './tool';
 
 const schema = Type.Object({
@@ -19,6 +22,7 @@ const schema = Type.Object({
 		additionalProperties: false,
 		description: 'Extra environment variables, e.g. {"RUST_BACKTRACE": "1"}; names are letters, digits and _.',
 	})),
+	...sandboxFields,
 }, { additionalProperties: false });
 
 type Input = typeof schema.static;
@@ -40,9 +44,10 @@ export const runCommandTool = defineTool({
 	userDescription: 'Run a shell command in the workspace and get its exit code and output.',
 	modelDescription: [
 		'Run a shell command to completion (`bash -o pipefail -c` on Linux/macOS) in a workspace folder and return its exit code (or signal), duration, stdout and stderr.',
-		`Stops after timeoutMs (default ${DEFAULT_TIMEOUT_MS / 1000} s, max ${MAX_TIMEOUT_MS / 1000} s), killing every process it started. stdin is empty unless given; no TTY, PAGER=cat, NO_COLOR=1, TERM=dumb.`,
-		'Output over 64 KB per stream keeps the first quarter and the last three quarters with a marker; the whole output is in a log file you can page with read_file (the marker names it).',
-		'For interactive programs, servers, watchers or anything that waits for input, use exec_command instead. Background processes (`cmd &`) keep running after the call returns.',
+		'It runs in a sandbox: it can write only the workspace (not .git, .env and other protected paths) and $TMPDIR, has no network, cannot read secrets such as ~/.ssh, and every process it started ends with it.',
+		'If the sandbox blocks what the task needs, call again with sandbox: false and a justification (the user is asked).',
+		`Stops after timeoutMs (default ${DEFAULT_TIMEOUT_MS / 1000} s, max ${MAX_TIMEOUT_MS / 1000} s). stdin is empty unless given; no TTY, PAGER=cat, NO_COLOR=1, TERM=dumb.`,
+		'Output over 64 KB per stream keeps its head and tail with a marker; the whole output is in a log file you can page with read_file. For interactive programs, servers or watchers, use exec_command.',
 	].join(' '),
 	schema,
 	describe: input => `Running \`${oneLine(input.command, 60)}\``,
@@ -51,9 +56,11 @@ export const runCommandTool = defineTool({
 
 async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 	const dir = await resolveCommandDir(input.cwd, ctx);
-	await ctx.approve({ kind: 'command', title: 'Running a command', command: shownCommand(input), cwd: dir.absolute });
+	const decision = await decideCommandSandbox(input, ctx);
+	await ctx.approve({ kind: 'command', title: 'Running a command', command: shownCommand(input), cwd: dir.absolute, ...sandboxRequestFields(decision, input) });
 	const logDir = commandLogDir(ctx.host.storageDir);
 	if (commandsRun++ % PRUNE_EVERY === 0) await pruneLogs(logDir, LOGS_KEPT);
+	const sandbox = await openCommandSandbox(decision, ctx);
 	let result: RunResult;
 	try {
 		result = await runProcess({
@@ -65,15 +72,18 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 			signal: ctx.signal,
 			maxOutputBytes: ctx.limits.commandBytes,
 			logDir,
+			sandbox,
 		});
 	} catch (error) {
 		if (error instanceof SpawnError) throw new ToolError('command_failed', `${error.message} Nothing was run. Check that the folder still exists and can be entered; if it does, tell the user that the shell cannot be started.`);
 		throw error;
+	} finally {
+		await sandbox.dispose();
 	}
 	if (result.end === 'cancelled') throw new CancelledError('The command');
 	if (result.leftRunning && result.pid !== undefined) ctx.state.sessions?.adoptBackground(result.pid, input.command);
 	ctx.note({ target: oneLine(input.command, 60), bytes: result.stdout.buffer.totalBytes + result.stderr.buffer.totalBytes });
-	return render(input, dir.display, result);
+	return render(input, dir.display, result, sandbox);
 }
 
 /** The exact command, plus what else shapes it (env, stdin) as shell comments the person can read. */
@@ -87,7 +97,7 @@ function shownCommand(input: Input): string {
 	return extras.length ? `${input.command}\n${extras.join('\n')}` : input.command;
 }
 
-function render(input: Input, cwd: string, result: RunResult): ToolResult {
+function render(input: Input, cwd: string, result: RunResult, sandbox: Sandbox): ToolResult {
 	const parts = [headline(input, result)];
 	const stdout = section('stdout', result.stdout);
 	const stderr = section('stderr', result.stderr);
@@ -96,6 +106,8 @@ function render(input: Input, cwd: string, result: RunResult): ToolResult {
 	if (!stdout.text && !stderr.text) parts.push('(no output)');
 	const notes = afterwords(result);
 	if (notes) parts.push(notes);
+	// A command that succeeded was not stopped by the sandbox, whatever its output mentions.
+	parts.push(...sandboxNotes(sandbox, result.exitCode === 0 ? '' : `${stderr.text}\n${stdout.text}`));
 	return textResult(parts.join('\n'), {
 		truncated: stdout.truncated || stderr.truncated,
 		bytesOmitted: stdout.bytesOmitted + stderr.bytesOmitted,
@@ -109,6 +121,7 @@ function render(input: Input, cwd: string, result: RunResult): ToolResult {
 		stdoutBytes: result.stdout.buffer.totalBytes,
 		stderrBytes: result.stderr.buffer.totalBytes,
 		logs: { stdout: result.stdout.logPath, stderr: result.stderr.logPath },
+		...sandboxMetadata(sandbox),
 		...(result.leftRunning ? { backgroundProcessGroup: result.pid } : {}),
 	});
 }

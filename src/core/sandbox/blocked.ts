@@ -1,4 +1,6 @@
+import * as fs from 'node:fs';
 import * as os from 'node:os';
+import * as path from 'node:path';
 import { contains } from '../paths';
 import { SANDBOX_TMP } from './bwrap';
 import type { Sandbox } from './runtime';
@@ -13,6 +15,7 @@ import type { Sandbox } from './runtime';
 const NETWORK_FAILURE = /Network is unreachable|Could not resolve host|Temporary failure in name resolution|Name or service not known|getaddrinfo|ENOTFOUND|EAI_AGAIN|ENETUNREACH|ECONNREFUSED|Connection refused|nodename nor servname/i;
 const READ_ONLY = /Read-only file system|EROFS/;
 const DENIED = /Permission denied|Operation not permitted|EACCES|EPERM/;
+const MISSING = /No such file or directory|ENOENT/;
 const ESCALATE = 'run it again with sandbox: false and a justification (the user is asked)';
 
 export function explainBlocked(output: string, sandbox: Sandbox): string | undefined {
@@ -26,6 +29,8 @@ export function explainBlocked(output: string, sandbox: Sandbox): string | undef
 	}
 	const hidden = policy.mounts.filter(mount => mount.access === 'hide').find(mount => output.includes(mount.path) || output.includes(tildeForm(mount.path)));
 	if (hidden) return `Sandbox: ${hidden.path} is hidden from commands (toolbelt.sandbox.denyRead); if the task truly needs it, ${ESCALATE}.`;
+	const hostTmp = sandbox.kind === 'bwrap' ? lines.filter(line => MISSING.test(line)).flatMap(pathsIn).find(found => inHostTmp(found, sandbox)) : undefined;
+	if (hostTmp) return `Sandbox: ${hostTmp} is in the host's /tmp, which commands do not see (they get a private /tmp of their own); use a folder inside the workspace, or ${ESCALATE}.`;
 	const blockedWrite = lines.some(line => READ_ONLY.test(line) || (DENIED.test(line) && pathsIn(line).some(found => !writable(found, sandbox))));
 	if (blockedWrite) {
 		return `Sandbox: a write was blocked; commands may change only the workspace folders (not protected paths such as .git or .env files) and $TMPDIR. Write there instead, or ${ESCALATE}.`;
@@ -48,4 +53,11 @@ function writable(target: string, sandbox: Sandbox): boolean {
 	const places = [...policy.mounts.filter(mount => mount.access === 'write').map(mount => mount.path), SANDBOX_TMP, ...(policy.tmpDir ? [policy.tmpDir] : [])];
 	const readOnly = policy.mounts.filter(mount => mount.access !== 'write').map(mount => mount.path);
 	return places.some(place => contains(place, target)) && !readOnly.some(place => contains(place, target));
+}
+
+/** A path under /tmp that exists on the host (or whose folder does) but is not mounted in the sandbox. */
+function inHostTmp(target: string, sandbox: Sandbox): boolean {
+	const shown = sandbox.policy!.mounts.some(mount => contains(mount.path, target));
+	if (shown || !contains(SANDBOX_TMP, target) || target === SANDBOX_TMP) return false;
+	return fs.existsSync(target) || (path.dirname(target) !== SANDBOX_TMP && fs.existsSync(path.dirname(target)));
 }

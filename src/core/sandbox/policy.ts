@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import picomatch from 'picomatch';
@@ -90,11 +91,14 @@ export async function commandPolicy(input: CommandPolicyInput): Promise<{ policy
  * during the search then leads nowhere. `programDirs` holds the program and what it loads.
  */
 export async function readOnlySearchPolicy(folders: readonly string[], programDirs: readonly string[]): Promise<SandboxPolicy> {
-	const system = ['/usr', '/lib', '/lib64', '/bin', '/etc/ld.so.cache'];
-	const wanted = [...folders, ...programDirs, ...system];
-	const real = (await Promise.all(wanted.map(realOrUndefined))).filter((found): found is string => found !== undefined);
-	return { base: 'empty', mounts: [...new Set(real)].map(found => ({ path: found, access: 'read' })), network: false };
+	const real = (await Promise.all([...folders, ...programDirs].map(realOrUndefined))).filter((found): found is string => found !== undefined);
+	// By their own names: with a merged /usr, /bin and /lib64 are links that programs are started through.
+	const system = SYSTEM_READS.filter(entry => existsSync(entry));
+	return { base: 'empty', mounts: [...new Set([...real, ...system])].map(found => ({ path: found, access: 'read' })), network: false };
 }
+
+/** What a program needs to start: the loader, shared libraries, their cache. */
+const SYSTEM_READS = ['/usr', '/lib', '/lib64', '/bin', '/etc/ld.so.cache'];
 
 /** `~/x` against the home folder; other entries as they are. */
 export function expandHome(entry: string, home: string): string {

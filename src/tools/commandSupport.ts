@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { ToolContext } from '../core/context';
-import { BoundaryError, ToolError, ValidationError } from '../core/errors';
+import { BoundaryError, CancelledError, ToolError, ValidationError } from '../core/errors';
 import { statOrExplain } from '../core/files';
 import { commandLogDir } from '../core/process';
 import { explainBlocked } from '../core/sandbox/blocked';
@@ -116,16 +116,22 @@ export function sandboxRequestFields(decision: SandboxDecision, input: SandboxRe
 }
 
 /** The sandbox for one approved command or session, from this workspace's folders and settings. */
-export function openCommandSandbox(decision: SandboxDecision, ctx: ToolContext): Promise<Sandbox> {
-	const sandbox = ctx.settings.sandbox;
-	return openSandbox(decision, {
+export async function openCommandSandbox(decision: SandboxDecision, ctx: ToolContext): Promise<Sandbox> {
+	const settings = ctx.settings.sandbox;
+	const sandbox = await openSandbox(decision, {
 		roots: ctx.boundary.roots.map(root => root.path),
 		protectedPaths: ctx.settings.protectedPaths,
-		denyRead: sandbox.denyRead,
-		network: sandbox.network === 'on',
+		denyRead: settings.denyRead,
+		network: settings.network === 'on',
 		storageRoot: ctx.host.sandbox?.storageRoot ?? ctx.host.storageDir,
 		logDir: commandLogDir(ctx.host.storageDir),
 	}, ctx.host.sandbox);
+	// Finding the protected paths takes a moment: a call cancelled meanwhile starts nothing.
+	if (ctx.signal.aborted) {
+		await sandbox.dispose();
+		throw new CancelledError('The command');
+	}
+	return sandbox;
 }
 
 /** Result metadata: which sandbox the command ran in, and why none. */

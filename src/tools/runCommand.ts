@@ -106,8 +106,8 @@ function render(input: Input, cwd: string, result: RunResult, sandbox: Sandbox):
 	if (!stdout.text && !stderr.text) parts.push('(no output)');
 	const notes = afterwords(result);
 	if (notes) parts.push(notes);
-	// A command that succeeded was not stopped by the sandbox, whatever its output mentions.
-	parts.push(...sandboxNotes(sandbox, result.exitCode === 0 ? '' : `${stderr.text}\n${stdout.text}`));
+	// Whatever the exit code: `cp -r a /elsewhere || true` was blocked all the same.
+	parts.push(...sandboxNotes(sandbox, `${result.stderr.buffer.toText().text}\n${result.stdout.buffer.toText().text}`));
 	return textResult(parts.join('\n'), {
 		truncated: stdout.truncated || stderr.truncated,
 		bytesOmitted: stdout.bytesOmitted + stderr.bytesOmitted,

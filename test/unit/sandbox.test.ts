@@ -257,6 +257,12 @@ describe('sandboxed commands (bubblewrap)', function () {
 		assert.match(text, /Sandbox: .* is hidden from commands \(toolbelt.sandbox.denyRead\); if the task truly needs it, run it again with sandbox: false and a justification/);
 	});
 
+	it('a long output\'s marker, which names the log in the hidden storage, is not taken for a hidden path', async () => {
+		const result = await run('seq 1 100000');
+		assert.match(resultText(result), /read all of it with read_file path=/);
+		assert.doesNotMatch(resultText(result), /Sandbox:/);
+	});
+
 	it('cannot change .git/config, an existing .env, or a nested repository\'s hooks', async () => {
 		const result = await run('echo evil >> .git/config; echo EVIL=1 >> .env; echo evil > repo2/.git/hooks/x; echo evil >> repo2/.git/hooks/pre-commit; rm -f .env; mv .git gone; true');
 		assert.equal(result.metadata.exitCode, 0);
@@ -317,6 +323,16 @@ describe('sandboxed commands (bubblewrap)', function () {
 		const started = await h.invoke('exec_command', { command: 'trap "echo caught" INT; sleep 0.4; sleep 0.4; echo finished', yieldMs: 100 });
 		const reply = await h.invoke('write_stdin', { sessionId: started.metadata.sessionId, chars: '\u0003', yieldMs: 3000 });
 		assert.match(resultText(reply), /caught[\s\S]*finished/);
+	});
+
+	it('a call cancelled while its sandbox is prepared starts nothing', async () => {
+		const controller = new AbortController();
+		controller.abort();
+		const result = await h.invoke('run_command', { command: 'touch ran' }, { signal: controller.signal });
+		assert.equal(result.error?.code, 'cancelled');
+		await new Promise(resolve => setTimeout(resolve, 500));
+		assert.equal(fs.existsSync(tree.file('ran')), false);
+		assert.deepEqual(fs.readdirSync(os.tmpdir()).filter(name => name.startsWith('toolbelt-sandbox-')), []);
 	});
 
 	it('reports a program killed by a signal as such, although bwrap passes it on as 128+N', async () => {

@@ -132,27 +132,35 @@ export async function findProtected(roots: readonly string[], globs: readonly st
 	const rules = globs.map(glob => protectedRule(glob, options.nocase));
 	const found = new Set<string>();
 	let budget = options.limit;
-	for (const root of roots) {
-		const queue = [''];
-		for (let next = 0; next < queue.length; next++) {
-			const folder = queue[next];
-			const entries = await fs.readdir(path.join(root, folder), { withFileTypes: true }).catch(() => []);
-			for (const entry of entries) {
-				if (--budget < 0) return { paths: [...found], complete: false };
-				const relative = folder ? `${folder}/${entry.name}` : entry.name;
-				const absolute = path.join(root, relative);
-				if (entry.isDirectory()) {
-					if (rules.some(rule => rule.whole(relative) || rule.matches(relative))) found.add(absolute);
-					else if (rules.some(rule => rule.mayHold(relative))) queue.push(relative);
-				} else if (rules.some(rule => rule.matches(relative))) {
-					const target = entry.isSymbolicLink() ? await realOrUndefined(absolute) : absolute;
-					if (target && roots.some(other => contains(other, target))) found.add(target);
+	// Breadth first, a batch of folders read at once: this runs before every command.
+	let batch = roots.map(root => ({ root, folder: '' }));
+	while (batch.length > 0) {
+		const next: typeof batch = [];
+		for (let start = 0; start < batch.length; start += SCAN_PARALLEL) {
+			const listed = await Promise.all(batch.slice(start, start + SCAN_PARALLEL).map(async place =>
+				({ ...place, entries: await fs.readdir(path.join(place.root, place.folder), { withFileTypes: true }).catch(() => []) })));
+			for (const { root, folder, entries } of listed) {
+				for (const entry of entries) {
+					if (--budget < 0) return { paths: [...found], complete: false };
+					const relative = folder ? `${folder}/${entry.name}` : entry.name;
+					const absolute = path.join(root, relative);
+					if (entry.isDirectory()) {
+						if (rules.some(rule => rule.whole(relative) || rule.matches(relative))) found.add(absolute);
+						else if (rules.some(rule => rule.mayHold(relative))) next.push({ root, folder: relative });
+					} else if (rules.some(rule => rule.matches(relative))) {
+						const target = entry.isSymbolicLink() ? await realOrUndefined(absolute) : absolute;
+						if (target && roots.some(other => contains(other, target))) found.add(target);
+					}
 				}
 			}
 		}
+		batch = next;
 	}
 	return { paths: [...found], complete: true };
 }
+
+/** Folders a protected-path walk reads at once. */
+const SCAN_PARALLEL = 32;
 
 interface ProtectedRule {
 	/** The path itself matches. */

@@ -48,7 +48,8 @@ type Runtime =
 
 type Availability =
 	| { readonly ok: true; readonly runtime: Runtime }
-	| { readonly ok: false; readonly reason: string; readonly advice: string; readonly unsupported?: boolean };
+	/** `fix`: what gets this host a sandbox, when anything does. */
+	| { readonly ok: false; readonly reason: string; readonly fix?: string; readonly unsupported?: boolean };
 
 /** How a command will run, decided before the person is asked (the request says which). */
 export type SandboxDecision =
@@ -82,7 +83,7 @@ export interface ProgramExit {
 
 const SANDBOX_EXEC = '/usr/bin/sandbox-exec';
 const PROBE_MS = 5_000;
-const INSTALL_BWRAP = 'install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap), or set toolbelt.sandbox.mode to "auto" to run commands without a sandbox.';
+const INSTALL_BWRAP = 'install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)';
 
 const probes = new Map<string, Promise<Availability>>();
 const warned = new WeakSet<SandboxHostOptions>();
@@ -105,14 +106,14 @@ async function probeRuntime(platform: NodeJS.Platform, bwrap: string): Promise<A
 	if (platform === 'darwin') {
 		const result = await runBriefly({ file: SANDBOX_EXEC, args: ['-p', '(version 1)(allow default)', '/usr/bin/true'] });
 		if (result.ok) return { ok: true, runtime: { kind: 'sandbox-exec', sandboxExec: SANDBOX_EXEC } };
-		return { ok: false, reason: `sandbox-exec does not work here (${result.problem})`, advice: 'set toolbelt.sandbox.mode to "auto" to run commands without a sandbox.' };
+		return { ok: false, reason: `sandbox-exec does not work here (${result.problem})` };
 	}
 	const name = platform === 'win32' ? 'Windows' : platform;
-	return { ok: false, unsupported: true, reason: `${name} has no sandbox Toolbelt can use`, advice: 'set toolbelt.sandbox.mode to "auto" or "off": commands cannot be sandboxed on this system.' };
+	return { ok: false, unsupported: true, reason: `${name} has no sandbox Toolbelt can use` };
 }
 
 async function probeBwrap(bwrap: string): Promise<Availability> {
-	if (!fs.existsSync(bwrap)) return { ok: false, reason: `bubblewrap (${bwrap}) is not installed`, advice: INSTALL_BWRAP };
+	if (!fs.existsSync(bwrap)) return { ok: false, reason: `bubblewrap (${bwrap}) is not installed`, fix: INSTALL_BWRAP };
 	const trial: SandboxPolicy = { base: 'host', mounts: [], network: false };
 	const env = findOnPath('env', process.env);
 	if (env) {
@@ -124,7 +125,7 @@ async function probeBwrap(bwrap: string): Promise<Availability> {
 	return {
 		ok: false,
 		reason: `bubblewrap cannot create its namespaces here (${plain.problem})`,
-		advice: 'allow unprivileged user namespaces for bwrap (some containers, and Ubuntu\'s AppArmor policy, forbid them), or set toolbelt.sandbox.mode to "auto" to run commands without a sandbox.',
+		fix: 'allow unprivileged user namespaces for bwrap (some containers, and Ubuntu\'s AppArmor policy, forbid them)',
 	};
 }
 
@@ -156,11 +157,12 @@ export async function decideSandbox(settings: SandboxSettings, host: SandboxHost
 	const available = await sandboxAvailability(host);
 	if (!available.ok) {
 		if (settings.mode === 'required') {
-			throw new ToolError('sandbox_unavailable', `Commands must run in a sandbox here (toolbelt.sandbox.mode is "required"), but ${available.reason}. Nothing was run. Tell the user to ${available.advice}`);
+			const fix = available.fix ? `${available.fix}, or to ` : '';
+			throw new ToolError('sandbox_unavailable', `Commands must run in a sandbox here (toolbelt.sandbox.mode is "required"), but ${available.reason}. Nothing was run. Tell the user to ${fix}set toolbelt.sandbox.mode to "auto" (commands then run without one).`);
 		}
 		if (host.warn && !warned.has(host)) {
 			warned.add(host);
-			host.warn(`Commands run without a sandbox: ${available.reason}. To confine them, ${available.advice}`);
+			host.warn(`Commands run without a sandbox: ${available.reason}.${available.fix ? ` To confine them, ${available.fix}.` : ''}`);
 		}
 		return { kind: 'none', why: available.unsupported ? 'unsupported' : 'unavailable', detail: available.reason };
 	}

@@ -89,8 +89,8 @@ export function visibleChars(chars: string): string {
 
 /** The fields run_command and exec_command take to leave the sandbox. */
 export const sandboxFields = {
-	sandbox: Type.Optional(Type.Boolean({ description: 'false runs it outside the sandbox, with the user\'s full access to files and network. Only when the sandbox blocked something the task needs; needs justification, and the user is always asked.' })),
-	justification: Type.Optional(Type.String({ minLength: 1, description: 'Why it must run outside the sandbox (required with sandbox: false); the user reads it.' })),
+	sandbox: Type.Optional(Type.Boolean({ description: 'false: run outside the sandbox, with full file and network access. Only when the sandbox blocked what the task needs; the user is always asked.' })),
+	justification: Type.Optional(Type.String({ minLength: 1, description: 'Required with sandbox: false: why, for the user.' })),
 };
 
 interface SandboxRequest {

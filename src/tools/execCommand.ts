@@ -39,7 +39,7 @@ export const execCommandTool = defineTool({
 		'Start an interactive program (a REPL, a shell, a server, a watcher, a command that asks questions) in a session on a real pseudo-terminal (`tty`: true, default) or on pipes.',
 		`Waits up to yieldMs (default ${DEFAULT_EXEC_YIELD_MS / 1000} s) or until the program exits, then returns the output so far (escape codes removed; at most 64 KB per call, head and tail kept) and, while it runs, its sessionId.`,
 		'Continue with write_stdin (send keys, including "\\u0003" for Ctrl-C, or empty chars to read new output), see sessions with list_sessions, stop one with kill_session.',
-		'It runs in the same sandbox as run_command (workspace-only writes, no network; sandbox: false with a justification asks the user to run it outside).',
+		'Same sandbox as run_command (sandbox: false with a justification asks the user).',
 		`At most ${MAX_LIVE_SESSIONS} live sessions: starting another stops the one idle longest. When the program exits, what it left in the background is stopped. For a command that simply runs to completion, prefer run_command.`,
 	].join(' '),
 	schema,

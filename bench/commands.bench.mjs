@@ -82,6 +82,20 @@ export default async function () {
 		const unsandboxed = registrySource(root, UNSANDBOXED, { storageDir });
 		const rows = [];
 
+		// Per-call costs first: the gigabytes of logs written below slow the disk for a while after.
+		const loop = body => `let bytes; for (let i = 0; i < 100; i++) { ${body} } return bytes;`;
+		const trues = measure(loop(runCommand('true')), { setup });
+		const bare = measure(loop(spawnBash('true')));
+		rows.push({ name: '100 × `true`: run_command vs spawn bash', ours: trues, base: bare });
+		const truesOpen = measure(loop(runCommand('true')), { setup: unsandboxed });
+		rows.push({ name: '100 × `true`: sandboxed vs sandbox off', ours: trues, base: truesOpen });
+		const CALLS = 50;
+		const startup = measure(perCallMedian(CALLS), { setup });
+		const startupOpen = measure(perCallMedian(CALLS), { setup: unsandboxed });
+		const repoSetup = registrySource(repo, {}, { storageDir });
+		const repoStartup = measure(perCallMedian(CALLS), { setup: repoSetup });
+		const repoStartupOpen = measure(perCallMedian(CALLS), { setup: registrySource(repo, UNSANDBOXED, { storageDir }) });
+
 		// The same at an eighth of the size: peak memory must not grow with the output.
 		const tenth = measure(`let bytes; ${runCommand(print(GIGABYTE / 8))} return bytes;`, { setup });
 		rows.push({ name: '128 MiB of output: run_command vs bash > /dev/null', ours: tenth, base: measure(spawnBash(`${print(GIGABYTE / 8)} > /dev/null`)) });
@@ -98,19 +112,6 @@ export default async function () {
 		rows.push({ name: '1 GiB of output: run_command vs bash > /dev/null', ours: big, base: measure(spawnBash(`${PRINT_1GB} > /dev/null`)) });
 		rows.push({ name: '1 GiB of output: run_command vs a bare pipe read', ours: big, base: pipeOnly });
 		rows.push({ name: '1 GiB of output: sandboxed vs sandbox off', ours: big, base: bigOpen });
-
-		const loop = body => `let bytes; for (let i = 0; i < 100; i++) { ${body} } return bytes;`;
-		const trues = measure(loop(runCommand('true')), { setup });
-		const bare = measure(loop(spawnBash('true')));
-		rows.push({ name: '100 × `true`: run_command vs spawn bash', ours: trues, base: bare });
-		const truesOpen = measure(loop(runCommand('true')), { setup: unsandboxed });
-		rows.push({ name: '100 × `true`: sandboxed vs sandbox off', ours: trues, base: truesOpen });
-		const CALLS = 50;
-		const startup = measure(perCallMedian(CALLS), { setup });
-		const startupOpen = measure(perCallMedian(CALLS), { setup: unsandboxed });
-		const repoSetup = registrySource(repo, {}, { storageDir });
-		const repoStartup = measure(perCallMedian(CALLS), { setup: repoSetup });
-		const repoStartupOpen = measure(perCallMedian(CALLS), { setup: registrySource(repo, UNSANDBOXED, { storageDir }) });
 
 		const sessionSetup = `${setup}
 			const { SessionManager } = require(repo + '/out/src/core/sessions.js');
@@ -144,7 +145,10 @@ export default async function () {
 		const mib = bytes => bytes / 1024 ** 2;
 		console.log(`\n1 GiB: ${(mib(GIGABYTE) / (big.ms / 1000)).toFixed(0)} MiB/s through run_command in the ${startup.value.sandbox} sandbox, ${(mib(GIGABYTE) / (bigOpen.ms / 1000)).toFixed(0)} MiB/s without (ratio ${(big.ms / bigOpen.ms).toFixed(2)}); stdout kept as 64 KB head/tail, ${(logBytes / GIGABYTE).toFixed(2)} GiB written to the log; peak RSS ${big.rssMB.toFixed(0)} MB (128 MiB: ${tenth.rssMB.toFixed(0)} MB; the same process running \`true\`: ${trues.rssMB.toFixed(0)} MB)`);
 		console.log(`per call: run_command ${perCall(trues)} ms (sandbox off: ${perCall(truesOpen)} ms), spawn bash ${perCall(bare)} ms, overhead ${(perCall(trues) - perCall(bare)).toFixed(2)} ms`);
-		const median = (ours, base) => `${ours.value.median.toFixed(1)} ms vs ${base.value.median.toFixed(1)} ms without (+${(ours.value.median - base.value.median).toFixed(1)} ms, ratio ${(ours.value.median / base.value.median).toFixed(2)})`;
+		const median = (ours, base) => {
+			const added = ours.value.median - base.value.median;
+			return `${ours.value.median.toFixed(1)} ms vs ${base.value.median.toFixed(1)} ms without (${added >= 0 ? '+' : ''}${added.toFixed(1)} ms, ratio ${(ours.value.median / base.value.median).toFixed(2)})`;
+		};
 		console.log(`sandbox start-up, median of ${CALLS} calls of \`true\`: tiny workspace ${median(startup, startupOpen)}; this repository ${median(repoStartup, repoStartupOpen)}`);
 		console.log(`write → echo round trip: session median ${ours.value.median.toFixed(2)} ms (p95 ${ours.value.p95.toFixed(2)}), bare node-pty median ${raw.value.median.toFixed(2)} ms (p95 ${raw.value.p95.toFixed(2)})`);
 		console.log(`write_stdin + reads until cat's copy is back (tools): median ${toolTrip.value.median.toFixed(1)} ms, p95 ${toolTrip.value.p95.toFixed(1)} ms`);

@@ -169,9 +169,9 @@ export async function terminateGroup(pgid: number, graceMs = KILL_GRACE_MS, firs
 	await waitUntilGone(pgid, 1_000);
 }
 
-async function waitUntilGone(pgid: number, ms: number): Promise<boolean> {
+async function waitUntilGone(pgid: number, ms: number, firstPause = 5): Promise<boolean> {
 	const deadline = Date.now() + ms;
-	for (let pause = 5; ; pause = Math.min(pause * 2, 50)) {
+	for (let pause = firstPause; ; pause = Math.min(pause * 2, 50)) {
 		if (!groupAlive(pgid)) return true;
 		if (Date.now() >= deadline) return false;
 		await delay(Math.min(pause, Math.max(1, deadline - Date.now())));
@@ -315,8 +315,8 @@ function supervise(child: ChildProcess, options: RunOptions, sinks: StreamSink[]
 				const drained = await Promise.race([Promise.all(sinks.map(sink => sink.closed)).then(() => true), delay(drainMs).then(() => false)]);
 				if (stopping) await stopping;
 				const pid = child.pid!;
-				// bwrap reports the exit while its PID namespace is still being torn down: wait for that.
-				if (options.sandbox?.endsWithProgram) await waitUntilGone(pid, graceMs);
+				// bwrap reports the exit while its PID namespace is still being torn down (a few ms): wait for that.
+				if (options.sandbox?.endsWithProgram) await waitUntilGone(pid, graceMs, 1);
 				// On a timeout or cancel the whole group is gone by now; after a normal exit, what is
 				// left was started in the background on purpose and keeps running.
 				const leftRunning = !stopping && groupAlive(pid);

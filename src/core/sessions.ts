@@ -162,9 +162,10 @@ export class Session {
 		this.exitInfo = this.options.sandbox?.readExit(exit) ?? exit;
 		this.endedAt = Date.now();
 		this.backend.close();
-		// The program is done; anything it left in its group goes with it (in a sandbox, everything did already).
-		if (process.platform !== 'win32' && groupAlive(this.pid)) void terminateGroup(this.pid, this.graceMs, ['SIGHUP', 'SIGTERM']).then(() => this.options.sandbox?.dispose());
-		else void this.options.sandbox?.dispose();
+		// The program is done; anything it left in its group goes with it (in a sandbox, everything did
+		// already), and then its private temp folder.
+		const leftovers = process.platform !== 'win32' && groupAlive(this.pid) ? terminateGroup(this.pid, this.graceMs, ['SIGHUP', 'SIGTERM']) : Promise.resolve();
+		void leftovers.then(() => this.options.sandbox?.dispose());
 		this.exitEmitter.fire(this.exitInfo);
 		this.dataEmitter.clear();
 		this.exitEmitter.clear();

@@ -172,7 +172,7 @@ function mergeSandbox(target: SandboxSettings, value: unknown, ignored: string[]
 }
 
 /** What is wrong with a denyRead entry, or undefined. Relative paths have no meaning for a command anywhere. */
-export function denyReadProblem(entry: unknown): string | undefined {
+function denyReadProblem(entry: unknown): string | undefined {
 	if (typeof entry !== 'string') return 'not a string';
 	if (entry.trim() === '') return 'empty';
 	if (entry.includes('\0')) return 'holds a NUL byte';

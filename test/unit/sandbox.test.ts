@@ -33,6 +33,11 @@ function sleepers(marker: string): number[] {
 	});
 }
 
+/** The sandboxes' private temp folders now in the OS temp folder. */
+function privateTemps(): string[] {
+	return fs.readdirSync(os.tmpdir()).filter(name => name.startsWith('toolbelt-sandbox-'));
+}
+
 /** A loopback server on the host that counts the connections it gets. */
 async function loopbackServer(): Promise<{ port: number; connections(): number; close(): Promise<void> }> {
 	let count = 0;
@@ -240,12 +245,12 @@ describe('sandboxed commands (bubblewrap)', function () {
 	});
 
 	it('can write inside the workspace and its private TMPDIR, which is gone after the call', async () => {
-		const before = new Set(fs.readdirSync(os.tmpdir()).filter(name => name.startsWith('toolbelt-sandbox-')));
+		const before = privateTemps();
 		const result = await run('echo made > src/new.txt && echo "$TMPDIR" && echo t > "$TMPDIR/t" && cat "$TMPDIR/t" && touch /tmp/also');
 		assert.equal(result.metadata.exitCode, 0, resultText(result));
 		assert.match(resultText(result), /\/tmp\nt$/m);
 		assert.equal(fs.readFileSync(tree.file('src/new.txt'), 'utf8'), 'made\n');
-		assert.deepEqual(fs.readdirSync(os.tmpdir()).filter(name => name.startsWith('toolbelt-sandbox-') && !before.has(name)), []);
+		assert.deepEqual(privateTemps().filter(name => !before.includes(name)), []);
 	});
 
 	it('cannot read the deny list: ~/.ssh of the (fake) home and a toolbelt.sandbox.denyRead entry', async () => {
@@ -326,13 +331,14 @@ describe('sandboxed commands (bubblewrap)', function () {
 	});
 
 	it('a call cancelled while its sandbox is prepared starts nothing', async () => {
+		const before = privateTemps();
 		const controller = new AbortController();
 		controller.abort();
 		const result = await h.invoke('run_command', { command: 'touch ran' }, { signal: controller.signal });
 		assert.equal(result.error?.code, 'cancelled');
 		await new Promise(resolve => setTimeout(resolve, 500));
 		assert.equal(fs.existsSync(tree.file('ran')), false);
-		assert.deepEqual(fs.readdirSync(os.tmpdir()).filter(name => name.startsWith('toolbelt-sandbox-')), []);
+		assert.deepEqual(privateTemps().filter(name => !before.includes(name)), []);
 	});
 
 	it('reports a program killed by a signal as such, although bwrap passes it on as 128+N', async () => {

@@ -27,7 +27,7 @@ export interface Program {
  * its terminal gone) and SIGKILL end bwrap, and with it everything inside at once: an interactive
  * shell has moved to a process group of its own, which a group signal would not reach.
  */
-export const SHIELDED_SIGNALS = 'INT,QUIT,TSTP,TERM';
+const SHIELDED_SIGNALS = 'INT,QUIT,TSTP,TERM';
 
 /** Where the private temp folder appears inside. */
 export const SANDBOX_TMP = '/tmp';

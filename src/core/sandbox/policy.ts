@@ -45,7 +45,7 @@ export const DEFAULT_DENY_READ: readonly string[] = [
 ];
 
 /** Entries a protected-path walk looks at before it gives up (a huge tree is cut, and says so). */
-export const PROTECTED_SCAN_LIMIT = 50_000;
+const PROTECTED_SCAN_LIMIT = 50_000;
 
 const CASE_INSENSITIVE_PLATFORMS: readonly NodeJS.Platform[] = ['darwin', 'win32'];
 
@@ -101,7 +101,7 @@ export async function readOnlySearchPolicy(folders: readonly string[], programDi
 const SYSTEM_READS = ['/usr', '/lib', '/lib64', '/bin', '/etc/ld.so.cache'];
 
 /** `~/x` against the home folder; other entries as they are. */
-export function expandHome(entry: string, home: string): string {
+function expandHome(entry: string, home: string): string {
 	return entry === '~' ? home : /^~[\\/]/.test(entry) ? path.join(home, entry.slice(2)) : entry;
 }
 

@@ -178,7 +178,8 @@ export async function openSandbox(decision: SandboxDecision, input: Omit<Command
 	if (decision.kind === 'none') {
 		return { kind: 'none', why: decision.why, detail: decision.detail, scanComplete: true, endsWithProgram: false, env: {}, readExit: exit => exit, wrap: program => program, dispose: async () => undefined };
 	}
-	const tmpDir = await fs.promises.mkdtemp(path.join(os.tmpdir(), 'toolbelt-sandbox-'));
+	// By real path: macOS's temp folder is under /var, a link to /private/var, and profiles match real paths.
+	const tmpDir = await fs.promises.realpath(await fs.promises.mkdtemp(path.join(os.tmpdir(), 'toolbelt-sandbox-')));
 	const dispose = () => fs.promises.rm(tmpDir, { recursive: true, force: true }).catch(() => undefined);
 	try {
 		const { policy, scanComplete } = await commandPolicy({ ...input, tmpDir, home: host.homeDir ?? os.homedir(), platform: host.platform });

@@ -1,14 +1,18 @@
 // run_command and sessions beside the raw primitives:
-// - a command printing 1 GB through run_command (bounded buffers + full log on disk) vs the same
+// - a command printing 1 GiB through run_command (bounded buffers + full log on disk) vs the same
 //   command redirected to /dev/null by bash alone: wall ratio, and our peak RSS, which must stay flat;
-// - 100 sequential `true` through run_command vs spawning bash directly: per-call overhead;
+// - the same 1 GiB in the OS sandbox (the default) vs with toolbelt.sandbox.mode off;
+// - 100 sequential `true` through run_command vs spawning bash directly: per-call overhead, and the
+//   sandbox's start-up per call (median) beside an unsandboxed run, in a tiny workspace and in this
+//   repository (where the walk for protected paths has real work);
 // - a write to a `cat` session until its echo comes back, vs the same on a bare node-pty.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { measure, registrySource, table } from './lib/measure.mjs';
+import { measure, registrySource, repo, table } from './lib/measure.mjs';
 
-const GIGABYTE = 1_000_000_000;
+const GIGABYTE = 1024 ** 3;
+const UNSANDBOXED = { sandbox: { mode: 'off' } };
 // 64-byte lines of text (pipefail off: `yes` ends by SIGPIPE when head is done).
 const print = bytes => `set +o pipefail; yes 'a line of command output, sixty-four bytes long, like a log' | head -c ${bytes}`;
 const PRINT_1GB = print(GIGABYTE);
@@ -22,6 +26,21 @@ const spawnBash = command => `
 		child.on('error', reject);
 		child.on('close', resolve);
 	});`;
+
+/** Median milliseconds of `calls` sequential run_command calls of `true` (first call, the probe, excluded). */
+function perCallMedian(calls) {
+	return `
+		await registry.invoke('run_command', { command: 'true' });
+		const times = [];
+		for (let i = 0; i < ${calls}; i++) {
+			const start = process.hrtime.bigint();
+			const result = await registry.invoke('run_command', { command: 'true' });
+			if (result.error) throw new Error(result.content[0].text);
+			times.push(Number(process.hrtime.bigint() - start) / 1e6);
+		}
+		times.sort((a, b) => a - b);
+		return { median: times[times.length >> 1], sandbox: (await registry.invoke('run_command', { command: 'true' })).metadata.sandbox };`;
+}
 
 /** One run_command call; its stdout byte count ends up in `bytes`. */
 function runCommand(command) {
@@ -60,24 +79,39 @@ export default async function () {
 	const storageDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-bench-cmd-storage-'));
 	try {
 		const setup = registrySource(root, {}, { storageDir });
+		const unsandboxed = registrySource(root, UNSANDBOXED, { storageDir });
 		const rows = [];
 
-		// The same at a tenth of the size: peak memory must not grow with the output.
-		const tenth = measure(`let bytes; ${runCommand(print(GIGABYTE / 10))} return bytes;`, { setup });
-		rows.push({ name: '100 MB of output: run_command vs bash > /dev/null', ours: tenth, base: measure(spawnBash(`${print(GIGABYTE / 10)} > /dev/null`)) });
-		// Context: what merely reading 1 GB through a pipe into Node costs, before any of our work.
-		const pipeOnly = measure(spawnBash(PRINT_1GB));
-		fs.rmSync(path.join(storageDir, 'commands'), { recursive: true, force: true });
-		const big = measure(`let bytes; ${runCommand(PRINT_1GB)} return bytes;`, { setup });
-		if (big.value !== GIGABYTE) throw new Error(`run_command saw ${big.value} bytes, expected ${GIGABYTE}`);
-		rows.push({ name: '1 GB of output: run_command vs bash > /dev/null', ours: big, base: measure(spawnBash(`${PRINT_1GB} > /dev/null`)) });
-		rows.push({ name: '1 GB of output: run_command vs a bare pipe read', ours: big, base: pipeOnly });
-		const logBytes = fs.readdirSync(path.join(storageDir, 'commands')).reduce((sum, name) => sum + fs.statSync(path.join(storageDir, 'commands', name)).size, 0);
-
+		// Per-call costs first: the gigabytes of logs written below slow the disk for a while after.
 		const loop = body => `let bytes; for (let i = 0; i < 100; i++) { ${body} } return bytes;`;
 		const trues = measure(loop(runCommand('true')), { setup });
 		const bare = measure(loop(spawnBash('true')));
 		rows.push({ name: '100 × `true`: run_command vs spawn bash', ours: trues, base: bare });
+		const truesOpen = measure(loop(runCommand('true')), { setup: unsandboxed });
+		rows.push({ name: '100 × `true`: sandboxed vs sandbox off', ours: trues, base: truesOpen });
+		const CALLS = 50;
+		const startup = measure(perCallMedian(CALLS), { setup });
+		const startupOpen = measure(perCallMedian(CALLS), { setup: unsandboxed });
+		const repoSetup = registrySource(repo, {}, { storageDir });
+		const repoStartup = measure(perCallMedian(CALLS), { setup: repoSetup });
+		const repoStartupOpen = measure(perCallMedian(CALLS), { setup: registrySource(repo, UNSANDBOXED, { storageDir }) });
+
+		// The same at an eighth of the size: peak memory must not grow with the output.
+		const tenth = measure(`let bytes; ${runCommand(print(GIGABYTE / 8))} return bytes;`, { setup });
+		rows.push({ name: '128 MiB of output: run_command vs bash > /dev/null', ours: tenth, base: measure(spawnBash(`${print(GIGABYTE / 8)} > /dev/null`)) });
+		// Context: what merely reading 1 GiB through a pipe into Node costs, before any of our work.
+		const pipeOnly = measure(spawnBash(PRINT_1GB));
+		const logsDir = path.join(storageDir, 'commands');
+		fs.rmSync(logsDir, { recursive: true, force: true });
+		const big = measure(`let bytes; ${runCommand(PRINT_1GB)} return bytes;`, { setup });
+		if (big.value !== GIGABYTE) throw new Error(`run_command saw ${big.value} bytes, expected ${GIGABYTE}`);
+		const logBytes = fs.readdirSync(logsDir).reduce((sum, name) => sum + fs.statSync(path.join(logsDir, name)).size, 0);
+		fs.rmSync(logsDir, { recursive: true, force: true });
+		const bigOpen = measure(`let bytes; ${runCommand(PRINT_1GB)} return bytes;`, { setup: unsandboxed });
+		fs.rmSync(logsDir, { recursive: true, force: true });
+		rows.push({ name: '1 GiB of output: run_command vs bash > /dev/null', ours: big, base: measure(spawnBash(`${PRINT_1GB} > /dev/null`)) });
+		rows.push({ name: '1 GiB of output: run_command vs a bare pipe read', ours: big, base: pipeOnly });
+		rows.push({ name: '1 GiB of output: sandboxed vs sandbox off', ours: big, base: bigOpen });
 
 		const sessionSetup = `${setup}
 			const { SessionManager } = require(repo + '/out/src/core/sessions.js');
@@ -108,8 +142,14 @@ export default async function () {
 
 		table(rows);
 		const perCall = r => (r.ms / 100).toFixed(2);
-		console.log(`\n1 GB: ${(GIGABYTE / 1e6 / (big.ms / 1000)).toFixed(0)} MB/s through run_command (stdout kept as 64 KB head/tail, ${(logBytes / 1e9).toFixed(2)} GB written to the log), peak RSS ${big.rssMB.toFixed(0)} MB (100 MB: ${tenth.rssMB.toFixed(0)} MB; the same process running \`true\`: ${trues.rssMB.toFixed(0)} MB)`);
-		console.log(`per call: run_command ${perCall(trues)} ms, spawn bash ${perCall(bare)} ms, overhead ${(perCall(trues) - perCall(bare)).toFixed(2)} ms`);
+		const mib = bytes => bytes / 1024 ** 2;
+		console.log(`\n1 GiB: ${(mib(GIGABYTE) / (big.ms / 1000)).toFixed(0)} MiB/s through run_command in the ${startup.value.sandbox} sandbox, ${(mib(GIGABYTE) / (bigOpen.ms / 1000)).toFixed(0)} MiB/s without (ratio ${(big.ms / bigOpen.ms).toFixed(2)}); stdout kept as 64 KB head/tail, ${(logBytes / GIGABYTE).toFixed(2)} GiB written to the log; peak RSS ${big.rssMB.toFixed(0)} MB (128 MiB: ${tenth.rssMB.toFixed(0)} MB; the same process running \`true\`: ${trues.rssMB.toFixed(0)} MB)`);
+		console.log(`per call: run_command ${perCall(trues)} ms (sandbox off: ${perCall(truesOpen)} ms), spawn bash ${perCall(bare)} ms, overhead ${(perCall(trues) - perCall(bare)).toFixed(2)} ms`);
+		const median = (ours, base) => {
+			const added = ours.value.median - base.value.median;
+			return `${ours.value.median.toFixed(1)} ms vs ${base.value.median.toFixed(1)} ms without (${added >= 0 ? '+' : ''}${added.toFixed(1)} ms, ratio ${(ours.value.median / base.value.median).toFixed(2)})`;
+		};
+		console.log(`sandbox start-up, median of ${CALLS} calls of \`true\`: tiny workspace ${median(startup, startupOpen)}; this repository ${median(repoStartup, repoStartupOpen)}`);
 		console.log(`write → echo round trip: session median ${ours.value.median.toFixed(2)} ms (p95 ${ours.value.p95.toFixed(2)}), bare node-pty median ${raw.value.median.toFixed(2)} ms (p95 ${raw.value.p95.toFixed(2)})`);
 		console.log(`write_stdin + reads until cat's copy is back (tools): median ${toolTrip.value.median.toFixed(1)} ms, p95 ${toolTrip.value.p95.toFixed(1)} ms`);
 	} finally {

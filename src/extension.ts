@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ALL_TOOLS, ToolRegistry } from './tools';
 import { createApi, ToolbeltApi } from './vscode/api';
@@ -12,10 +13,13 @@ import { registerWorkbenchUi } from './vscode/ui';
 
 export function activate(context: vscode.ExtensionContext): ToolbeltApi {
 	const storage = context.storageUri ?? context.globalStorageUri;
-	const host = createVscodeHost({ storageDir: storage.fsPath, applyChanges: applyWithWorkspaceEdit, showDiffs });
-	const env = createVscodeEnvironment(host, context.subscriptions);
-	const registry = new ToolRegistry(ALL_TOOLS, env);
 	const log = vscode.window.createOutputChannel('Toolbelt', { log: true });
+	const warn = (message: string) => log.warn(message);
+	// <user data>/User/globalStorage/<extension>: the User folder holds every workspace's storage.
+	const sandbox = { storageRoot: path.dirname(path.dirname(context.globalStorageUri.fsPath)), warn };
+	const host = createVscodeHost({ storageDir: storage.fsPath, applyChanges: applyWithWorkspaceEdit, showDiffs, sandbox });
+	const env = createVscodeEnvironment(host, context.subscriptions, warn);
+	const registry = new ToolRegistry(ALL_TOOLS, env);
 	context.subscriptions.push(log, registerOriginalContentProvider(), registry.onEvent(createLogSink(log)), ...registerLanguageModelTools(registry, ALL_TOOLS));
 	registerWorkbenchUi(context.subscriptions, { registry, env, tools: ALL_TOOLS, log });
 	context.subscriptions.push(registerSessionTerminals(context, env.state));

@@ -40,13 +40,15 @@ function giveUp(lines) {
 	process.exit(1);
 }
 
-/** Installs Chromium, Node 24 and code-server when missing; returns `{ node24, serverMain, chromium }`. */
+/** Installs Chromium, bubblewrap, Node 24 and code-server when missing; returns `{ node24, serverMain, chromium }`. */
 export function ensureHost() {
 	const paths = hostPaths();
 	const needServer = !fs.existsSync(paths.serverMain);
 	// Debian's chromium package only when no browser is where TOOLBELT_CHROMIUM (or the default)
-	// points; the build packages only while code-server's native modules are being compiled.
-	ensureSystemPackages([...(fs.existsSync(paths.chromium) ? [] : ['chromium']), ...(needServer ? BUILD_DEPS : [])]);
+	// points; the build packages only while code-server's native modules are being compiled;
+	// bubblewrap, the sandbox every command runs in, whenever it is missing.
+	const needBwrap = process.platform === 'linux' && spawnSync('bwrap', ['--version'], { stdio: 'ignore' }).status !== 0;
+	ensureSystemPackages([...(fs.existsSync(paths.chromium) ? [] : ['chromium']), ...(needBwrap ? ['bubblewrap'] : []), ...(needServer ? BUILD_DEPS : [])]);
 	if (!fs.existsSync(paths.chromium)) {
 		giveUp([`Chromium is not at ${paths.chromium}.`, 'Install Chromium, or point TOOLBELT_CHROMIUM at its binary.']);
 	}

@@ -12,6 +12,9 @@ export function needsApproval(request: ApprovalRequest, settings: Settings): boo
 	switch (settings.approval) {
 		case 'never':
 			return false;
+		case 'edits':
+			// A sandboxed command cannot reach past the workspace or touch protected paths, so it runs.
+			return request.kind === 'files' || (request.kind === 'command' && !request.sandboxed);
 		case 'mutating':
 			return request.kind !== 'call';
 		case 'always':
@@ -33,7 +36,7 @@ export function mustReachPerson(request: ApprovalRequest): boolean {
 export function describeRequest(request: ApprovalRequest, diffText?: string): string {
 	switch (request.kind) {
 		case 'command':
-			return `${request.title}\n\n${fence(`${request.command}`, 'sh')}\nin ${request.cwd}${request.unsandboxed ? `\n\nOutside the sandbox: it can read and write anything you can, and reach the network. Reason given: ${request.unsandboxed.justification}` : ''}`;
+			return `${request.title}\n\n${fence(`${request.command}`, 'sh')}\nin ${request.cwd}${sandboxLine(request)}`;
 		case 'call':
 			return `${request.title}\n\n${fence(request.detail, 'json')}`;
 		case 'files': {
@@ -43,6 +46,11 @@ export function describeRequest(request: ApprovalRequest, diffText?: string): st
 			return `${request.title}${warning}${diffText ? `\n\n${fence(diffText, 'diff')}` : ''}`;
 		}
 	}
+}
+
+function sandboxLine(request: Extract<ApprovalRequest, { kind: 'command' }>): string {
+	if (request.unsandboxed) return `\n\nOutside the sandbox: it can read and write anything you can, and reach the network. Reason given: ${request.unsandboxed.justification}`;
+	return request.sandboxed ? '\n\nIn the sandbox: it can change only the workspace (not its protected paths) and its own temp folder.' : '';
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Boundary } from './boundary';
+import type { SandboxHostOptions } from './sandbox/runtime';
 import { SessionManager } from './sessions';
 import type { Limits, Settings } from './settings';
 
@@ -45,6 +46,8 @@ export interface Host {
 	diagnostics?(absolutePaths: readonly string[]): Promise<Diagnostic[]>;
 	/** False in an untrusted workspace: mutating tools refuse. */
 	isTrusted(): boolean;
+	/** Where the sandbox finds its tools and what it hides; see core/sandbox/runtime.ts. */
+	readonly sandbox?: SandboxHostOptions;
 }
 
 export interface Diagnostic {
@@ -82,6 +85,8 @@ export type ApprovalRequest =
 		readonly title: string;
 		readonly command: string;
 		readonly cwd: string;
+		/** The command runs inside the OS sandbox: under approval `edits` it needs no confirmation. */
+		readonly sandboxed?: boolean;
 		/**
 		 * Set when the call asks to run outside the OS sandbox: the model's reason, shown to the
 		 * person. Such a request always asks (see mustReachPerson).

@@ -22,6 +22,7 @@ export type ErrorCode =
 	| 'patch_apply'
 	| 'timeout'
 	| 'command_failed'
+	| 'sandbox_unavailable'
 	| 'unknown_session'
 	| 'cancelled'
 	| 'declined'

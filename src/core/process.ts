@@ -2,6 +2,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { compactStamp, looksBinary } from './files';
+import type { Sandbox } from './sandbox/runtime';
 import { HeadTailBuffer } from './truncate';
 
 /**
@@ -56,13 +57,27 @@ export function shellInvocation(command: string, platform: NodeJS.Platform = pro
 	return { file: posixShell.file, args: posixShell.pipefail ? ['-o', 'pipefail', '-c', command] : ['-c', command] };
 }
 
-function findOnPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
+export function findOnPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
 	const dirs = (env.PATH ?? env.Path ?? '').split(path.delimiter).filter(Boolean);
 	for (const dir of dirs) {
 		const candidate = path.join(dir, name);
 		if (fs.existsSync(candidate)) return candidate;
 	}
 	return undefined;
+}
+
+export interface Launch extends ShellInvocation {
+	readonly env: NodeJS.ProcessEnv;
+}
+
+/**
+ * What to start for a command: its shell (through the sandbox when there is one) and environment
+ * (see commandEnv; the sandbox's TMPDIR wins).
+ */
+export function commandLaunch(options: { command: string; cwd: string; env?: Readonly<Record<string, string>>; sandbox?: Sandbox }, overrides: Readonly<Record<string, string>> = COMMAND_ENV): Launch {
+	const shell = shellInvocation(options.command);
+	const launch = options.sandbox ? options.sandbox.wrap(shell, options.cwd) : shell;
+	return { ...launch, env: commandEnv({ ...options.env, ...options.sandbox?.env }, overrides) };
 }
 
 /**
@@ -154,9 +169,9 @@ export async function terminateGroup(pgid: number, graceMs = KILL_GRACE_MS, firs
 	await waitUntilGone(pgid, 1_000);
 }
 
-async function waitUntilGone(pgid: number, ms: number): Promise<boolean> {
+async function waitUntilGone(pgid: number, ms: number, firstPause = 5): Promise<boolean> {
 	const deadline = Date.now() + ms;
-	for (let pause = 5; ; pause = Math.min(pause * 2, 50)) {
+	for (let pause = firstPause; ; pause = Math.min(pause * 2, 50)) {
 		if (!groupAlive(pgid)) return true;
 		if (Date.now() >= deadline) return false;
 		await delay(Math.min(pause, Math.max(1, deadline - Date.now())));
@@ -181,6 +196,8 @@ export interface RunOptions {
 	maxOutputBytes: number;
 	/** When set, each stream is written whole to `<logDir>/<name>.stdout.log` / `.stderr.log`. */
 	logDir?: string;
+	/** Runs the shell inside this sandbox (opened and disposed by the caller). */
+	sandbox?: Sandbox;
 	graceMs?: number;
 	drainMs?: number;
 }
@@ -229,12 +246,12 @@ export class SpawnError extends Error {
 /** Runs one command to completion (see the module comment). Never throws for the command's own failure. */
 export async function runProcess(options: RunOptions): Promise<RunResult> {
 	const started = Date.now();
-	const shell = shellInvocation(options.command);
+	const shell = commandLaunch(options);
 	const logBase = options.logDir ? path.join(options.logDir, logName(started)) : undefined;
 	if (options.logDir) await fs.promises.mkdir(options.logDir, { recursive: true });
 	const child = spawn(shell.file, shell.args, {
 		cwd: options.cwd,
-		env: commandEnv(options.env),
+		env: shell.env,
 		stdio: ['pipe', 'pipe', 'pipe'],
 		// A new session and process group on POSIX: signals reach the whole tree, and the command has
 		// no controlling terminal, so a password prompt on /dev/tty fails instead of hanging.
@@ -298,10 +315,13 @@ function supervise(child: ChildProcess, options: RunOptions, sinks: StreamSink[]
 				const drained = await Promise.race([Promise.all(sinks.map(sink => sink.closed)).then(() => true), delay(drainMs).then(() => false)]);
 				if (stopping) await stopping;
 				const pid = child.pid!;
+				// bwrap reports the exit while its PID namespace is still being torn down (a few ms): wait for that.
+				if (options.sandbox?.endsWithProgram) await waitUntilGone(pid, graceMs, 1);
 				// On a timeout or cancel the whole group is gone by now; after a normal exit, what is
 				// left was started in the background on purpose and keeps running.
 				const leftRunning = !stopping && groupAlive(pid);
-				resolve({ end, exitCode, signal, leftRunning, pipesHeld: !drained });
+				const exit = options.sandbox?.readExit({ exitCode, signal }) ?? { exitCode, signal };
+				resolve({ end, ...exit, leftRunning, pipesHeld: !drained });
 			})();
 		});
 	});

@@ -2,7 +2,8 @@ import { spawn } from 'node:child_process';
 import * as os from 'node:os';
 import type { IPty } from '@lydell/node-pty';
 import { cleanTerminalText } from './ansi';
-import { COMMAND_ENV, commandEnv, DRAIN_MS, groupAlive, shellInvocation, signalGroup, terminateGroup } from './process';
+import { commandLaunch, DRAIN_MS, groupAlive, signalGroup, terminateGroup } from './process';
+import type { Sandbox } from './sandbox/runtime';
 import { HeadTailBuffer, TruncationInfo } from './truncate';
 
 /**
@@ -58,6 +59,8 @@ export interface StartOptions {
 	/** Cap of the unread-output buffer. */
 	maxOutputBytes: number;
 	env?: Readonly<Record<string, string>>;
+	/** The sandbox the session runs in; the session disposes of it when its program is gone. */
+	sandbox?: Sandbox;
 }
 
 export interface SessionExit {
@@ -106,7 +109,12 @@ export class Session {
 	constructor(readonly id: number, readonly options: StartOptions, private readonly graceMs: number) {
 		this.unread = new HeadTailBuffer(options.maxOutputBytes, 0.25);
 		const events: BackendEvents = { data: text => this.received(text), exit: exit => this.ended(exit) };
-		this.backend = options.tty ? ptyBackend(options, events) : pipeBackend(options, events);
+		try {
+			this.backend = options.tty ? ptyBackend(options, events) : pipeBackend(options, events);
+		} catch (error) {
+			void options.sandbox?.dispose();
+			throw error;
+		}
 	}
 
 	get command(): string {
@@ -151,12 +159,14 @@ export class Session {
 
 	private ended(exit: SessionExit): void {
 		if (this.exitInfo) return;
-		this.exitInfo = exit;
+		this.exitInfo = this.options.sandbox?.readExit(exit) ?? exit;
 		this.endedAt = Date.now();
 		this.backend.close();
-		// The program is done; anything it left in its group goes with it.
-		if (process.platform !== 'win32' && groupAlive(this.pid)) void terminateGroup(this.pid, this.graceMs, ['SIGHUP', 'SIGTERM']);
-		this.exitEmitter.fire(exit);
+		// The program is done; anything it left in its group goes with it (in a sandbox, everything did
+		// already), and then its private temp folder.
+		const leftovers = process.platform !== 'win32' && groupAlive(this.pid) ? terminateGroup(this.pid, this.graceMs, ['SIGHUP', 'SIGTERM']) : Promise.resolve();
+		void leftovers.then(() => this.options.sandbox?.dispose());
+		this.exitEmitter.fire(this.exitInfo);
 		this.dataEmitter.clear();
 		this.exitEmitter.clear();
 		this.resolveExited();
@@ -232,14 +242,13 @@ function loadPty(): typeof import('@lydell/node-pty') {
 }
 
 function ptyBackend(options: StartOptions, events: BackendEvents): Backend {
-	const shell = shellInvocation(options.command);
-	const env = commandEnv(options.env, { PAGER: 'cat', GIT_PAGER: 'cat', TERM: 'xterm-256color' });
-	const term: IPty = loadPty().spawn(shell.file, shell.args, {
+	const shell = commandLaunch(options, { PAGER: 'cat', GIT_PAGER: 'cat', TERM: 'xterm-256color' });
+	const term: IPty = loadPty().spawn(shell.file, [...shell.args], {
 		name: 'xterm-256color',
 		cols: PTY_COLUMNS,
 		rows: PTY_ROWS,
 		cwd: options.cwd,
-		env: env as Record<string, string>,
+		env: shell.env as Record<string, string>,
 	});
 	const dataListener = term.onData(text => events.data(text));
 	// node-pty reports the exit only after the terminal's output is drained (or 200 ms later).
@@ -257,10 +266,10 @@ function ptyBackend(options: StartOptions, events: BackendEvents): Backend {
 }
 
 function pipeBackend(options: StartOptions, events: BackendEvents): Backend {
-	const shell = shellInvocation(options.command);
+	const shell = commandLaunch(options);
 	const child = spawn(shell.file, shell.args, {
 		cwd: options.cwd,
-		env: commandEnv(options.env, COMMAND_ENV),
+		env: shell.env,
 		stdio: ['pipe', 'pipe', 'pipe'],
 		detached: process.platform !== 'win32',
 		windowsHide: true,

@@ -1,12 +1,16 @@
+import { isAbsolute } from 'node:path';
+
 /**
  * Settings as the core sees them: plain data, read from `toolbelt.*` in VS Code and from
  * defaults (or flags) in the CLI. The defaults here are the ones the manifest declares.
  */
 
-export type Approval = 'never' | 'mutating' | 'always';
+export type Approval = 'never' | 'edits' | 'mutating' | 'always';
 export type ShowDiffs = 'always' | 'onConfirm' | 'never';
 export type FileAccess = 'workspace' | 'unrestricted';
 export type ToolGroup = 'read' | 'edit' | 'commands' | 'plan';
+export type SandboxMode = 'auto' | 'required' | 'off';
+export type SandboxNetwork = 'off' | 'on';
 
 export interface Limits {
 	/** Bytes of text a read returns. */
@@ -30,6 +34,15 @@ export interface BackupLimits {
 	maxTotalMB: number;
 }
 
+/** How commands are confined (see core/sandbox). */
+export interface SandboxSettings {
+	/** `auto`: sandboxed where the platform allows, else run as is and say so; `required`: refuse then. */
+	mode: SandboxMode;
+	network: SandboxNetwork;
+	/** Paths (absolute or `~/…`) commands may not read, on top of the built-in list. */
+	denyRead: string[];
+}
+
 export interface Settings {
 	approval: Approval;
 	showDiffs: ShowDiffs;
@@ -43,6 +56,7 @@ export interface Settings {
 	limits: Limits;
 	/** How long and how much backups are kept (older and over-budget sets are pruned). */
 	backups: BackupLimits;
+	sandbox: SandboxSettings;
 	/**
 	 * Globs the person excluded in VS Code (`files.exclude` and `search.exclude` entries set to
 	 * true); list_dir, find_files and grep skip them unless asked for ignored files.
@@ -75,6 +89,7 @@ export function defaultSettings(): Settings {
 		disabledGroups: [],
 		limits: { ...DEFAULT_LIMITS },
 		backups: { ...DEFAULT_BACKUP_LIMITS },
+		sandbox: { mode: 'auto', network: 'off', denyRead: [] },
 		searchExcludes: [],
 	};
 }
@@ -85,7 +100,7 @@ export const DEFAULT_BACKUP_LIMITS: BackupLimits = { maxAgeDays: 14, maxTotalMB:
 export type SettingsOverrides = { [K in keyof Settings]?: unknown };
 
 const CHOICES: Partial<Record<keyof Settings, readonly string[]>> = {
-	approval: ['never', 'mutating', 'always'],
+	approval: ['never', 'edits', 'mutating', 'always'],
 	showDiffs: ['always', 'onConfirm', 'never'],
 	fileAccess: ['workspace', 'unrestricted'],
 };
@@ -96,7 +111,7 @@ const CHOICES: Partial<Record<keyof Settings, readonly string[]>> = {
  * or outside its choices is left out and named in `ignored`, so a caller can say so.
  */
 export function mergeSettings(base: Settings, overrides: SettingsOverrides = {}): { settings: Settings; ignored: string[] } {
-	const settings: Settings = { ...base, limits: { ...base.limits }, backups: { ...base.backups } };
+	const settings: Settings = { ...base, limits: { ...base.limits }, backups: { ...base.backups }, sandbox: { ...base.sandbox, denyRead: [...base.sandbox.denyRead] } };
 	const ignored: string[] = [];
 	for (const [key, value] of Object.entries(overrides) as [keyof Settings, unknown][]) {
 		if (value === undefined) continue;
@@ -104,6 +119,8 @@ export function mergeSettings(base: Settings, overrides: SettingsOverrides = {})
 			ignored.push(key);
 		} else if (key === 'limits' || key === 'backups') {
 			mergeNumbers(settings[key] as unknown as Record<string, number>, value, key, ignored);
+		} else if (key === 'sandbox') {
+			mergeSandbox(settings.sandbox, value, ignored);
 		} else if (Array.isArray(base[key])) {
 			if (Array.isArray(value) && value.every(item => typeof item === 'string')) (settings as any)[key] = [...value];
 			else ignored.push(key);
@@ -126,4 +143,39 @@ function mergeNumbers(target: Record<string, number>, value: unknown, group: str
 		if (name in target && typeof number === 'number' && number > 0) target[name] = number;
 		else ignored.push(`${group}.${name}`);
 	}
+}
+
+const SANDBOX_CHOICES = { mode: ['auto', 'required', 'off'], network: ['off', 'on'] } as const;
+
+/** Field by field; a malformed denyRead entry is dropped and named, the valid ones still apply. */
+function mergeSandbox(target: SandboxSettings, value: unknown, ignored: string[]): void {
+	if (value === null || typeof value !== 'object') {
+		ignored.push('sandbox');
+		return;
+	}
+	for (const [name, field] of Object.entries(value)) {
+		if (field === undefined) continue;
+		if (name === 'mode' || name === 'network') {
+			if ((SANDBOX_CHOICES[name] as readonly unknown[]).includes(field)) (target as any)[name] = field;
+			else ignored.push(`sandbox.${name}`);
+		} else if (name === 'denyRead' && Array.isArray(field)) {
+			target.denyRead = [];
+			for (const entry of field) {
+				const problem = denyReadProblem(entry);
+				if (problem) ignored.push(`sandbox.denyRead entry ${JSON.stringify(entry)} (${problem})`);
+				else target.denyRead.push(entry);
+			}
+		} else {
+			ignored.push(`sandbox.${name}`);
+		}
+	}
+}
+
+/** What is wrong with a denyRead entry, or undefined. Relative paths have no meaning for a command anywhere. */
+function denyReadProblem(entry: unknown): string | undefined {
+	if (typeof entry !== 'string') return 'not a string';
+	if (entry.trim() === '') return 'empty';
+	if (entry.includes('\0')) return 'holds a NUL byte';
+	if (!isAbsolute(entry) && !/^~([\\/]|$)/.test(entry)) return 'not an absolute path: start it with / or ~/';
+	return undefined;
 }

@@ -1,6 +1,10 @@
+import { Type } from '@sinclair/typebox';
 import type { ToolContext } from '../core/context';
-import { BoundaryError, ToolError } from '../core/errors';
+import { BoundaryError, CancelledError, ToolError, ValidationError } from '../core/errors';
 import { statOrExplain } from '../core/files';
+import { commandLogDir } from '../core/process';
+import { explainBlocked } from '../core/sandbox/blocked';
+import { decideSandbox, openSandbox, Sandbox, SandboxDecision } from '../core/sandbox/runtime';
 import type { Session, SessionManager } from '../core/sessions';
 import { formatCount } from '../core/truncate';
 
@@ -84,4 +88,69 @@ export function describeEnd(session: Session): string {
 /** Control characters made visible, for confirmations and progress lines. */
 export function visibleChars(chars: string): string {
 	return JSON.stringify(chars).slice(1, -1);
+}
+
+/** The fields run_command and exec_command take to leave the sandbox. */
+export const sandboxFields = {
+	sandbox: Type.Optional(Type.Boolean({ description: 'false: run outside the sandbox, with full file and network access. Only when the sandbox blocked what the task needs; the user is always asked.' })),
+	justification: Type.Optional(Type.String({ minLength: 1, description: 'Required (non-empty) with sandbox: false: why, for the user.' })),
+};
+
+interface SandboxRequest {
+	readonly sandbox?: boolean;
+	readonly justification?: string;
+}
+
+/**
+ * How a command will run, decided before the person is asked. `sandbox: false` needs a
+ * justification; it escapes only a sandbox that would otherwise apply.
+ */
+export async function decideCommandSandbox(input: SandboxRequest, ctx: ToolContext): Promise<SandboxDecision> {
+	if (input.sandbox === false && !input.justification?.trim()) {
+		throw new ValidationError(ctx.tool, [{ path: '/justification', message: 'required when sandbox is false: say why the command must run outside the sandbox (the user reads it before deciding)' }]);
+	}
+	return decideSandbox(ctx.settings.sandbox, ctx.host.sandbox, input.sandbox === false);
+}
+
+/** What the approval request says about the sandbox. */
+export function sandboxRequestFields(decision: SandboxDecision, input: SandboxRequest): { sandboxed: boolean; unsandboxed?: { justification: string } } {
+	if (decision.kind === 'none' && decision.why === 'escalated') return { sandboxed: false, unsandboxed: { justification: input.justification!.trim() } };
+	return { sandboxed: decision.kind !== 'none' };
+}
+
+/** The sandbox for one approved command or session, from this workspace's folders and settings. */
+export async function openCommandSandbox(decision: SandboxDecision, ctx: ToolContext): Promise<Sandbox> {
+	const settings = ctx.settings.sandbox;
+	const sandbox = await openSandbox(decision, {
+		roots: ctx.boundary.roots.map(root => root.path),
+		protectedPaths: ctx.settings.protectedPaths,
+		denyRead: settings.denyRead,
+		network: settings.network === 'on',
+		storageRoot: ctx.host.sandbox?.storageRoot ?? ctx.host.storageDir,
+		logDir: commandLogDir(ctx.host.storageDir),
+	}, ctx.host.sandbox);
+	// Finding the protected paths takes a moment: a call cancelled meanwhile starts nothing.
+	if (ctx.signal.aborted) {
+		await sandbox.dispose();
+		throw new CancelledError('The command');
+	}
+	return sandbox;
+}
+
+/** Result metadata: which sandbox the command ran in, and why none. */
+export function sandboxMetadata(sandbox: Sandbox): { sandbox: Sandbox['kind']; sandboxReason?: string } {
+	return sandbox.kind === 'none' ? { sandbox: 'none', sandboxReason: sandbox.detail } : { sandbox: sandbox.kind };
+}
+
+/**
+ * Sentences for the model about the sandbox: that there was none although one was wanted (every
+ * such result says so), or what it blocked, read from the output.
+ */
+export function sandboxNotes(sandbox: Sandbox, output: string): string[] {
+	const notes: string[] = [];
+	if (sandbox.why === 'unavailable') notes.push(`Not sandboxed: ${sandbox.detail}, so it ran with the user's full permissions (toolbelt.sandbox.mode is "auto").`);
+	if (sandbox.kind !== 'none' && !sandbox.scanComplete) notes.push('Sandbox: the workspace is too large to find every protected path in it; some (such as nested .git folders) may be writable.');
+	const blocked = explainBlocked(output, sandbox);
+	if (blocked) notes.push(blocked);
+	return notes;
 }

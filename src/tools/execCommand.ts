@@ -4,7 +4,10 @@ import { CancelledError, ToolError } from '../core/errors';
 import { textResult, ToolResult } from '../core/result';
 import { MAX_LIVE_SESSIONS, Session } from '../core/sessions';
 import { formatCount, TruncationInfo } from '../core/truncate';
-import { describeEnd, formatDuration, oneLine, resolveCommandDir, sessionsOf } from './commandSupport';
+import {
+	decideCommandSandbox, describeEnd, formatDuration, oneLine, openCommandSandbox, resolveCommandDir, sandboxFields, sandboxMetadata, sandboxNotes,
+	sandboxRequestFields, sessionsOf,
+} from './commandSupport';
 import { defineTool } from './tool';
 
 export const DEFAULT_EXEC_YIELD_MS = 10_000;
@@ -18,6 +21,7 @@ const schema = Type.Object({
 	tty: Type.Optional(Type.Boolean({ description: 'Run on a pseudo-terminal (default true); false: plain pipes.' })),
 	yieldMs: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_YIELD_MS, description: `Ms to wait for output (0–${MAX_YIELD_MS}, default ${DEFAULT_EXEC_YIELD_MS}).` })),
 	maxOutputBytes: Type.Optional(Type.Integer({ minimum: 256, maximum: MAX_SESSION_OUTPUT, description: `Most output bytes per call (256–${MAX_SESSION_OUTPUT}, default 65536).` })),
+	...sandboxFields,
 }, { additionalProperties: false });
 
 type Input = typeof schema.static;
@@ -35,6 +39,7 @@ export const execCommandTool = defineTool({
 		'Start an interactive program (a REPL, shell, server, watcher, or one that asks questions) in a session on a pseudo-terminal.',
 		'Waits up to yieldMs or until it exits, then returns the output so far (escape codes removed, head and tail kept) and, while it runs, its sessionId.',
 		'Continue with write_stdin, list with list_sessions, stop with kill_session.',
+		'Same sandbox as run_command (sandbox: false with a justification asks the user).',
 		`At most ${MAX_LIVE_SESSIONS} live sessions: starting another stops the one idle longest. When the program exits, what it left in the background is stopped. For a command that just runs to completion, use run_command.`,
 	].join(' '),
 	schema,
@@ -46,11 +51,13 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 	const sessions = sessionsOf(ctx);
 	const dir = await resolveCommandDir(input.cwd, ctx);
 	const tty = input.tty ?? true;
-	await ctx.approve({ kind: 'command', title: 'Starting an interactive session', command: input.command, cwd: dir.absolute });
+	const decision = await decideCommandSandbox(input, ctx);
+	await ctx.approve({ kind: 'command', title: 'Starting an interactive session', command: input.command, cwd: dir.absolute, ...sandboxRequestFields(decision, input) });
 	const maxOutputBytes = input.maxOutputBytes ?? ctx.limits.commandBytes;
+	const sandbox = await openCommandSandbox(decision, ctx);
 	let started: { session: Session; pruned?: Session };
 	try {
-		started = sessions.start({ command: input.command, cwd: dir.absolute, displayCwd: dir.display, tty, maxOutputBytes });
+		started = sessions.start({ command: input.command, cwd: dir.absolute, displayCwd: dir.display, tty, maxOutputBytes, sandbox });
 	} catch (error) {
 		throw new ToolError('command_failed', `The session could not be started: ${(error as Error).message}. ${tty ? 'Try tty: false, or run_command.' : 'Try run_command.'}`);
 	}
@@ -73,6 +80,8 @@ export function sessionResult(session: Session, header: string, pruned?: { sessi
 	}
 	const { text, info } = session.read(droppedHint);
 	lines.push(text.trim() === '' ? '(no new output)' : text.replace(/\n+$/, ''));
+	const sandbox = session.options.sandbox;
+	if (sandbox) lines.push(...sandboxNotes(sandbox, text));
 	const ran = formatDuration((session.endedAt ?? Date.now()) - session.startedAt);
 	lines.push(session.alive
 		? `Still running (${ran}). Send input with write_stdin sessionId=${session.id} (chars "\\u0003" interrupts; empty chars just reads new output); stop it with kill_session.`
@@ -86,6 +95,7 @@ export function sessionResult(session: Session, header: string, pruned?: { sessi
 		pid: session.pid,
 		exitCode: session.exit?.exitCode ?? null,
 		signal: session.exit?.signal ?? null,
+		...(sandbox ? sandboxMetadata(sandbox) : {}),
 	});
 }
 

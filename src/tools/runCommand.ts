@@ -7,7 +7,10 @@ import {
 import { textResult, ToolResult } from '../core/result';
 import { cleanTerminalText } from '../core/ansi';
 import { formatBytes, formatCount } from '../core/truncate';
-import { formatDuration, oneLine, resolveCommandDir } from './commandSupport';
+import {
+	decideCommandSandbox, formatDuration, oneLine, openCommandSandbox, resolveCommandDir, sandboxFields, sandboxMetadata, sandboxNotes, sandboxRequestFields,
+} from './commandSupport';
+import type { Sandbox } from '../core/sandbox/runtime';
 import { defineTool } from './tool';
 
 /** An `env` entry: a variable name, `=`, then any value. */
@@ -19,6 +22,7 @@ const schema = Type.Object({
 	timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TIMEOUT_MS, description: `Stop after this many ms (1–${MAX_TIMEOUT_MS}, default ${DEFAULT_TIMEOUT_MS}).` })),
 	stdin: Type.Optional(Type.String({ description: 'Text for standard input, then closed (default: empty).' })),
 	env: Type.Optional(Type.Array(Type.String({ pattern: ENV_ENTRY }), { description: 'Extra environment variables as "NAME=value", e.g. ["RUST_BACKTRACE=1"]; NAME is letters, digits and _.' })),
+	...sandboxFields,
 }, { additionalProperties: false });
 
 type Input = typeof schema.static;
@@ -40,9 +44,9 @@ export const runCommandTool = defineTool({
 	userDescription: 'Run a shell command in the workspace and get its exit code and output.',
 	modelDescription: [
 		'Run a shell command to completion (`bash -o pipefail -c`; pwsh or cmd on Windows) in a workspace folder; returns the exit code or signal, duration, stdout and stderr.',
+		'Sandboxed: writes only the workspace (not .git, .env or other protected paths) and $TMPDIR, no network, no secrets such as ~/.ssh; every process it started ends with it. If the sandbox blocks the task, call again with sandbox: false and a justification (the user is asked).',
 		'No TTY; PAGER=cat, NO_COLOR=1, TERM=dumb. At the timeout every process it started is killed.',
-		'Output over 64 KB per stream keeps its head and tail, with a marker naming a log file of the whole output to page with read_file.',
-		'For interactive programs, servers or watchers use exec_command. Background processes (`cmd &`) outlive the call.',
+		'Output over 64 KB per stream keeps its head and tail, with a marker naming a log file of the whole output to page with read_file. For interactive programs, servers or watchers use exec_command.',
 	].join(' '),
 	schema,
 	describe: input => `Running \`${oneLine(input.command, 60)}\``,
@@ -51,9 +55,11 @@ export const runCommandTool = defineTool({
 
 async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 	const dir = await resolveCommandDir(input.cwd, ctx);
-	await ctx.approve({ kind: 'command', title: 'Running a command', command: shownCommand(input), cwd: dir.absolute });
+	const decision = await decideCommandSandbox(input, ctx);
+	await ctx.approve({ kind: 'command', title: 'Running a command', command: shownCommand(input), cwd: dir.absolute, ...sandboxRequestFields(decision, input) });
 	const logDir = commandLogDir(ctx.host.storageDir);
 	if (commandsRun++ % PRUNE_EVERY === 0) await pruneLogs(logDir, LOGS_KEPT);
+	const sandbox = await openCommandSandbox(decision, ctx);
 	let result: RunResult;
 	try {
 		result = await runProcess({
@@ -65,15 +71,18 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 			signal: ctx.signal,
 			maxOutputBytes: ctx.limits.commandBytes,
 			logDir,
+			sandbox,
 		});
 	} catch (error) {
 		if (error instanceof SpawnError) throw new ToolError('command_failed', `${error.message} Nothing was run. Check that the folder still exists and can be entered; if it does, tell the user that the shell cannot be started.`);
 		throw error;
+	} finally {
+		await sandbox.dispose();
 	}
 	if (result.end === 'cancelled') throw new CancelledError('The command');
 	if (result.leftRunning && result.pid !== undefined) ctx.state.sessions?.adoptBackground(result.pid, input.command);
 	ctx.note({ target: oneLine(input.command, 60), bytes: result.stdout.buffer.totalBytes + result.stderr.buffer.totalBytes });
-	return render(input, dir.display, result);
+	return render(input, dir.display, result, sandbox);
 }
 
 /** The exact command, plus what else shapes it (env, stdin) as shell comments the person can read. */
@@ -87,7 +96,7 @@ function shownCommand(input: Input): string {
 	return extras.length ? `${input.command}\n${extras.join('\n')}` : input.command;
 }
 
-function render(input: Input, cwd: string, result: RunResult): ToolResult {
+function render(input: Input, cwd: string, result: RunResult, sandbox: Sandbox): ToolResult {
 	const parts = [headline(input, result)];
 	const stdout = section('stdout', result.stdout);
 	const stderr = section('stderr', result.stderr);
@@ -96,6 +105,8 @@ function render(input: Input, cwd: string, result: RunResult): ToolResult {
 	if (!stdout.text && !stderr.text) parts.push('(no output)');
 	const notes = afterwords(result);
 	if (notes) parts.push(notes);
+	// Whatever the exit code: `cp -r a /elsewhere || true` was blocked all the same.
+	parts.push(...sandboxNotes(sandbox, `${result.stderr.buffer.toText().text}\n${result.stdout.buffer.toText().text}`));
 	return textResult(parts.join('\n'), {
 		truncated: stdout.truncated || stderr.truncated,
 		bytesOmitted: stdout.bytesOmitted + stderr.bytesOmitted,
@@ -109,6 +120,7 @@ function render(input: Input, cwd: string, result: RunResult): ToolResult {
 		stdoutBytes: result.stdout.buffer.totalBytes,
 		stderrBytes: result.stderr.buffer.totalBytes,
 		logs: { stdout: result.stdout.logPath, stderr: result.stderr.logPath },
+		...sandboxMetadata(sandbox),
 		...(result.leftRunning ? { backgroundProcessGroup: result.pid } : {}),
 	});
 }

@@ -53,6 +53,7 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 			title: `Sending input to session ${session.id} (${oneLine(session.command, 40)})`,
 			command: visibleChars(chars),
 			cwd: session.options.cwd,
+			sandboxed: (session.options.sandbox?.kind ?? 'none') !== 'none',
 		});
 		// The session may have ended while the person was deciding.
 		if (!session.alive) return sessionResult(session, `${label} ${describeEnd(session)} before the input could be sent; nothing was sent.`);

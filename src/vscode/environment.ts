@@ -14,10 +14,10 @@ const SETTINGS_SECTIONS = [SECTION, 'files.exclude', 'search.exclude'];
  * are kept until a folder or one of their settings changes (a chat call asks for the settings
  * several times: registry check, preview, invoke), and rebuilt lazily, never on the hot path.
  */
-export function createVscodeEnvironment(host: Host, subscriptions: vscode.Disposable[]): ToolEnvironment {
+export function createVscodeEnvironment(host: Host, subscriptions: vscode.Disposable[], warn?: (message: string) => void): ToolEnvironment {
 	let settings: Settings | undefined;
 	let boundary: Promise<Boundary> | undefined;
-	const currentSettings = () => (settings ??= readSettings());
+	const currentSettings = () => (settings ??= readSettings(warn));
 	subscriptions.push(
 		vscode.workspace.onDidChangeWorkspaceFolders(() => {
 			settings = undefined;

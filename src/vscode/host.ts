@@ -1,12 +1,14 @@
 import * as vscode from 'vscode';
 import { confirmationDiff, describeRequest } from '../core/approval';
 import type { ApprovalRequest, FileChange, Host } from '../core/context';
+import type { SandboxHostOptions } from '../core/sandbox/runtime';
 
 export interface VscodeHostParts {
 	readonly storageDir: string;
 	/** Writes a change set through a WorkspaceEdit (see mutation.ts). */
 	applyChanges(changes: readonly FileChange[], signal: AbortSignal): Promise<void>;
 	showDiffs?(changes: readonly FileChange[]): Promise<void>;
+	readonly sandbox?: SandboxHostOptions;
 }
 
 /** The Host the core sees inside VS Code. */
@@ -20,6 +22,7 @@ export function createVscodeHost(parts: VscodeHostParts): Host {
 		showDiffs: parts.showDiffs,
 		diagnostics: async paths => collectDiagnostics(paths),
 		isTrusted: () => vscode.workspace.isTrusted,
+		sandbox: parts.sandbox,
 	};
 }
 

@@ -3,15 +3,20 @@ import { defaultSettings, mergeSettings, Settings, SettingsOverrides } from '../
 
 export const SECTION = 'toolbelt';
 
-/** The `toolbelt.*` settings as the core's plain Settings; invalid values fall back to the defaults. */
-export function readSettings(): Settings {
+/**
+ * The `toolbelt.*` settings as the core's plain Settings; invalid values fall back to the defaults
+ * and are named to `warn` (the log), as settings.json's own squiggles may go unseen.
+ */
+export function readSettings(warn?: (message: string) => void): Settings {
 	const config = vscode.workspace.getConfiguration(SECTION);
 	const overrides: SettingsOverrides = {};
 	const defaults = defaultSettings();
 	for (const key of Object.keys(defaults) as (keyof Settings)[]) {
 		if (key !== 'searchExcludes') overrides[key] = config.get(key);
 	}
-	return { ...mergeSettings(defaults, overrides).settings, searchExcludes: searchExcludes() };
+	const { settings, ignored } = mergeSettings(defaults, overrides);
+	if (ignored.length) warn?.(`Settings ignored as invalid: ${ignored.map(name => `toolbelt.${name}`).join('; ')}. An invalid value falls back to its default; an invalid denyRead entry is left out.`);
+	return { ...settings, searchExcludes: searchExcludes() };
 }
 
 /**

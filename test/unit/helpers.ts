@@ -6,9 +6,9 @@ import { createNodeEnvironment, NodeEnvironmentOptions } from '../../src/core/no
 import { resultText, ToolResult } from '../../src/core/result';
 import { ALL_TOOLS, InvokeOptions, ToolRegistry } from '../../src/tools';
 
-/** A real temporary folder with the given files; removed by `cleanup`. */
-export function makeTree(files: Record<string, string | Uint8Array> = {}): { root: string; cleanup(): void; file(rel: string): string } {
-	const root = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'tb-')));
+/** A real temporary folder (in `parent`, default the OS temp folder) with the given files; removed by `cleanup`. */
+export function makeTree(files: Record<string, string | Uint8Array> = {}, parent = os.tmpdir()): { root: string; cleanup(): void; file(rel: string): string } {
+	const root = fs.realpathSync(fs.mkdtempSync(path.join(parent, 'tb-')));
 	for (const [rel, content] of Object.entries(files)) {
 		const target = path.join(root, rel);
 		fs.mkdirSync(path.dirname(target), { recursive: true });

@@ -44,11 +44,11 @@ describe('package.json manifest', () => {
 		const properties = packageJson.contributes.configuration.properties;
 		const settings = defaultSettings() as unknown as Record<string, unknown>;
 		for (const key of Object.keys(settings)) {
-			if (key === 'limits' || key === 'backups') {
+			if (key === 'limits' || key === 'backups' || key === 'sandbox') {
 				for (const [name, value] of Object.entries(settings[key] as object)) {
 					const declared: any = properties[`toolbelt.${key}.${name}`];
 					assert.ok(declared, `toolbelt.${key}.${name} is not declared`);
-					assert.equal(declared.default, value, `toolbelt.${key}.${name}'s default differs from the core's`);
+					assert.deepEqual(declared.default, value, `toolbelt.${key}.${name}'s default differs from the core's`);
 				}
 				continue;
 			}

@@ -315,8 +315,9 @@ describe('run_command', function () {
 		assert.ok(Buffer.byteLength(text) < 1000);
 	});
 
-	it('tells about background processes it leaves running, and the session manager stops them', async () => {
-		const h = makeHarness(tree.root);
+	it('without a sandbox, tells about background processes it leaves running, and the session manager stops them', async () => {
+		// In the sandbox nothing outlives the call (sandbox.test.ts); this is the behaviour without one.
+		const h = makeHarness(tree.root, { settings: { sandbox: { mode: 'off' } } });
 		const env = (h.registry as any).env;
 		const result = await h.invoke('run_command', { command: 'sleep 1000 & echo started' });
 		const pgid = result.metadata.backgroundProcessGroup as number;

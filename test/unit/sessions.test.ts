@@ -310,7 +310,8 @@ describe('session tools', function () {
 
 	it('cancelling exec_command stops the session it started', async () => {
 		const controller = new AbortController();
-		setTimeout(() => controller.abort(), 200);
+		// Once it runs: starting takes a while in the sandbox (the first call probes for it).
+		sessions().onDidStart(() => setTimeout(() => controller.abort(), 200));
 		const result = await h.invoke('exec_command', { command: 'sleep 1000' }, { signal: controller.signal });
 		assert.equal(result.error?.code, 'cancelled');
 		const session = sessions().get(1)!;

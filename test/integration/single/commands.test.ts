@@ -1,9 +1,38 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { ALL_TOOLS, ToolRegistry } from '../../../src/tools';
+import { createVscodeEnvironment } from '../../../src/vscode/environment';
+import { createVscodeHost } from '../../../src/vscode/host';
+import { prepare } from '../../../src/vscode/lmTools';
+import { applyWithWorkspaceEdit, showDiffs } from '../../../src/vscode/mutation';
 import { invokeText, waitFor, workspace } from '../helpers';
 
+/** Outside /tmp, which a sandboxed command sees replaced by a private one anyway. */
+const OUTSIDE_PARENT = '/var/tmp';
 
+/** Processes running `sleep <marker>` (an odd duration no one else sleeps for). */
+function sleepers(marker: string): number[] {
+	return fs.readdirSync('/proc').filter(entry => /^\d+$/.test(entry)).filter(entry => {
+		try {
+			return fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8') === `sleep\0${marker}\0` && running(Number(entry));
+		} catch {
+			return false;
+		}
+	}).map(Number);
+}
+
+/** Sets toolbelt.<key> in the workspace for the length of `work`. */
+async function withSetting<T>(key: string, value: unknown, work: () => Promise<T>): Promise<T> {
+	const config = vscode.workspace.getConfiguration('toolbelt');
+	await config.update(key, value, vscode.ConfigurationTarget.Workspace);
+	try {
+		return await work();
+	} finally {
+		await config.update(key, undefined, vscode.ConfigurationTarget.Workspace);
+	}
+}
 
 /** Running, as opposed to gone or a zombie nobody reaps. */
 function running(pid: number): boolean {
@@ -90,11 +119,71 @@ describe('commands and sessions inside VS Code', function () {
 		assert.match(list, new RegExp(`- ${id}: \`sleep 1000 & sleep 1000\`.*\\(terminal closed\\)`));
 	});
 
+	describe('the sandbox', () => {
+		let outside: string;
+		beforeEach(() => { outside = fs.mkdtempSync(path.join(OUTSIDE_PARENT, 'tb-it-outside-')); });
+		afterEach(() => fs.rmSync(outside, { recursive: true, force: true }));
+
+		it('a sandboxed command cannot write outside the workspace, and the result says why', async () => {
+			fs.writeFileSync(path.join(outside, 'keep.txt'), 'keep\n');
+			const text = await invokeText('toolbelt_run_command', { command: `echo x > ${outside}/new.txt; echo y >> ${outside}/keep.txt; echo inside > sandbox-it.txt` });
+			assert.equal(fs.existsSync(path.join(outside, 'new.txt')), false, text);
+			assert.equal(fs.readFileSync(path.join(outside, 'keep.txt'), 'utf8'), 'keep\n');
+			assert.equal(fs.readFileSync(path.join(workspace(), 'sandbox-it.txt'), 'utf8'), 'inside\n', 'the workspace stays writable');
+			fs.rmSync(path.join(workspace(), 'sandbox-it.txt'));
+			assert.match(text, /Read-only file system/);
+			assert.match(text, /Sandbox: a write was blocked/);
+		});
+
+		it('a sandboxed command cannot read a path of toolbelt.sandbox.denyRead', async () => {
+			fs.mkdirSync(path.join(outside, 'vault'));
+			fs.writeFileSync(path.join(outside, 'vault', 'token'), 'SECRET-TOKEN');
+			const text = await withSetting('sandbox.denyRead', [path.join(outside, 'vault')], () =>
+				invokeText('toolbelt_run_command', { command: `cat ${outside}/vault/token` }));
+			assert.doesNotMatch(text, /SECRET-TOKEN/);
+			assert.match(text, /is hidden from commands \(toolbelt\.sandbox\.denyRead\)/);
+		});
+
+		it('its background children, setsid ones included, are gone when the call returns', async () => {
+			const text = await invokeText('toolbelt_run_command', { command: 'setsid sleep 1004.1 & nohup sleep 1004.2 > /dev/null 2>&1 & echo started' });
+			assert.match(text, /started/);
+			assert.deepEqual([...sleepers('1004.1'), ...sleepers('1004.2')], []);
+		});
+
+		it('running outside it asks the person even under approval "never", and chat cannot have allowed it already', async () => {
+			const input = { command: `echo out > ${outside}/escaped.txt`, sandbox: false, justification: 'needs to write next to the workspace' };
+			await withSetting('approval', 'never', async () => {
+				// Through chat's path: Toolbelt asks with its own modal, which extension-test mode refuses (a "no").
+				const text = await invokeText('toolbelt_run_command', input);
+				assert.match(text, /declined/i);
+				assert.equal(fs.existsSync(path.join(outside, 'escaped.txt')), false);
+				const subscriptions: vscode.Disposable[] = [];
+				try {
+					const host = createVscodeHost({ storageDir: path.join(workspace(), '..', 'commands-it-storage'), applyChanges: applyWithWorkspaceEdit, showDiffs });
+					const registry = new ToolRegistry(ALL_TOOLS, createVscodeEnvironment(host, subscriptions));
+					const prepared = await prepare(registry, registry.get('run_command')!, input);
+					assert.equal(prepared.confirmationMessages, undefined, 'no chat confirmation an allowance could skip');
+					const asked: string[] = [];
+					const result = await registry.invoke('run_command', input, { approval: 'preconfirmed', decide: async request => {
+						asked.push(request.kind === 'command' ? request.unsandboxed?.justification ?? '' : '');
+						return true;
+					} });
+					assert.deepEqual(asked, [input.justification]);
+					assert.equal(result.metadata.sandbox, 'none');
+					assert.equal(fs.readFileSync(path.join(outside, 'escaped.txt'), 'utf8'), 'out\n');
+				} finally {
+					for (const subscription of subscriptions) subscription.dispose();
+				}
+			});
+		});
+	});
+
 	// Last: it stops the session machinery the way deactivation does.
 	it('stops every session when the extension deactivates', async () => {
 		const pty = await startSession({ command: 'sleep 1000', yieldMs: 0 });
 		const pipes = await startSession({ command: 'sleep 1000', tty: false, yieldMs: 0 });
-		const background = await invokeText('toolbelt_run_command', { command: 'sleep 1000 > /dev/null 2>&1 &' });
+		// Only an unsandboxed command can leave a process group behind (in the sandbox it ends with the call).
+		const background = await withSetting('sandbox.mode', 'off', () => invokeText('toolbelt_run_command', { command: 'sleep 1000 > /dev/null 2>&1 &' }));
 		const group = Number(/process group (\d+)/.exec(background)?.[1]);
 		const pids = [pty.pid, pipes.pid];
 		assert.ok(pids.every(running) && groupRunning(group), background);

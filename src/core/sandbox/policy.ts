@@ -1,0 +1,194 @@
+import { existsSync } from 'node:fs';
+import * as fs from 'node:fs/promises';
+import * as path from 'node:path';
+import picomatch from 'picomatch';
+import { contains } from '../paths';
+
+/**
+ * What a sandboxed process may see and change, as plain data that bwrap.ts (Linux) and
+ * seatbelt.ts (macOS) each turn into their own form. Paths are real paths on the host; inside the
+ * sandbox everything sits at the same path as outside.
+ */
+
+export type MountAccess = 'write' | 'read' | 'hide';
+
+export interface Mount {
+	readonly path: string;
+	readonly access: MountAccess;
+	/** For `hide`: a folder is replaced by an empty one, a file by an empty file. */
+	readonly directory?: boolean;
+}
+
+export interface SandboxPolicy {
+	/** `host`: the whole file system, read-only, beneath the mounts; `empty`: nothing but the mounts. */
+	readonly base: 'host' | 'empty';
+	readonly mounts: readonly Mount[];
+	readonly network: boolean;
+	/** A private folder on the host for the process's temp files (its /tmp on Linux, its TMPDIR). */
+	readonly tmpDir?: string;
+}
+
+/**
+ * Read-protected by default, on top of `toolbelt.sandbox.denyRead`: credentials and keys, browser
+ * profiles (cookies, saved passwords), and the sockets of agents that hold keys or run anything
+ * (ssh/gpg agents and the desktop bus live under /run/user; docker's socket is root for the asking).
+ */
+export const DEFAULT_DENY_READ: readonly string[] = [
+	'~/.ssh', '~/.aws', '~/.gnupg', '~/.config/gh', '~/.netrc', '~/.docker', '~/.kube',
+	'~/.git-credentials', '~/.config/gcloud', '~/.azure', '~/.password-store', '~/.local/share/keyrings',
+	'~/.mozilla', '~/.config/google-chrome', '~/.config/chromium', '~/.config/BraveSoftware', '~/.config/microsoft-edge',
+	'~/snap/firefox', '~/snap/chromium',
+	'~/Library/Keychains', '~/Library/Cookies', '~/Library/Safari', '~/Library/Application Support/Google/Chrome',
+	'~/Library/Application Support/Firefox', '~/Library/Application Support/Chromium', '~/Library/Application Support/BraveSoftware',
+	'~/Library/Application Support/Microsoft Edge',
+	'/run/user', '/run/docker.sock', '/var/run/docker.sock',
+];
+
+/** Entries a protected-path walk looks at before it gives up (a huge tree is cut, and says so). */
+const PROTECTED_SCAN_LIMIT = 50_000;
+
+const CASE_INSENSITIVE_PLATFORMS: readonly NodeJS.Platform[] = ['darwin', 'win32'];
+
+export interface CommandPolicyInput {
+	/** Workspace folders: writable. */
+	readonly roots: readonly string[];
+	/** Globs relative to a workspace folder; their existing matches stay read-only. */
+	readonly protectedPaths: readonly string[];
+	/** Added to DEFAULT_DENY_READ; absolute or `~/…` (checked by settings). */
+	readonly denyRead: readonly string[];
+	readonly network: boolean;
+	readonly home: string;
+	/** The folder holding every workspace's Toolbelt storage: hidden. */
+	readonly storageRoot?: string;
+	/** This workspace's command logs: readable, even inside the hidden storage. */
+	readonly logDir?: string;
+	readonly tmpDir: string;
+	readonly platform?: NodeJS.Platform;
+	readonly scanLimit?: number;
+}
+
+/** The policy of run_command and exec_command (README, "Sandbox"). */
+export async function commandPolicy(input: CommandPolicyInput): Promise<{ policy: SandboxPolicy; scanComplete: boolean }> {
+	const roots = (await Promise.all(input.roots.map(realOrUndefined))).filter((root): root is string => root !== undefined);
+	const scan = await findProtected(roots, input.protectedPaths, {
+		nocase: CASE_INSENSITIVE_PLATFORMS.includes(input.platform ?? process.platform),
+		limit: input.scanLimit ?? PROTECTED_SCAN_LIMIT,
+	});
+	const hidden = await existingHidden([...DEFAULT_DENY_READ, ...input.denyRead, ...(input.storageRoot ? [input.storageRoot] : [])], input.home);
+	const logDir = input.logDir && await realOrUndefined(input.logDir);
+	const mounts: Mount[] = [
+		...roots.map(root => ({ path: root, access: 'write' as const })),
+		...scan.paths.map(found => ({ path: found, access: 'read' as const })),
+		...hidden,
+		...(logDir ? [{ path: logDir, access: 'read' as const }] : []),
+	];
+	return { policy: { base: 'host', mounts, network: input.network, tmpDir: input.tmpDir }, scanComplete: scan.complete };
+}
+
+/**
+ * The policy a search runs under (ripgrep for grep and find_files): the searched folders
+ * read-only and nothing else of the user's, no network, nothing writable. A link swapped in
+ * during the search then leads nowhere. `programDirs` holds the program and what it loads.
+ */
+export async function readOnlySearchPolicy(folders: readonly string[], programDirs: readonly string[]): Promise<SandboxPolicy> {
+	const real = (await Promise.all([...folders, ...programDirs].map(realOrUndefined))).filter((found): found is string => found !== undefined);
+	// By their own names: with a merged /usr, /bin and /lib64 are links that programs are started through.
+	const system = SYSTEM_READS.filter(entry => existsSync(entry));
+	return { base: 'empty', mounts: [...new Set([...real, ...system])].map(found => ({ path: found, access: 'read' })), network: false };
+}
+
+/** What a program needs to start: the loader, shared libraries, their cache. */
+const SYSTEM_READS = ['/usr', '/lib', '/lib64', '/bin', '/etc/ld.so.cache'];
+
+/** `~/x` against the home folder; other entries as they are. */
+function expandHome(entry: string, home: string): string {
+	return entry === '~' ? home : /^~[\\/]/.test(entry) ? path.join(home, entry.slice(2)) : entry;
+}
+
+/** The deny entries that exist, by real path (a symlinked ~/.ssh hides its target), each once. */
+async function existingHidden(entries: readonly string[], home: string): Promise<Mount[]> {
+	const seen = new Map<string, Mount>();
+	await Promise.all(entries.map(async entry => {
+		const real = await realOrUndefined(expandHome(entry, home));
+		if (!real || seen.has(real)) return;
+		const stat = await fs.stat(real).catch(() => undefined);
+		if (stat) seen.set(real, { path: real, access: 'hide', directory: stat.isDirectory() });
+	}));
+	return [...seen.values()];
+}
+
+interface ScanOptions {
+	readonly nocase: boolean;
+	readonly limit: number;
+}
+
+/**
+ * Existing matches of the protected globs below the roots, by real path: a folder matched by
+ * `x/**` is returned whole and not entered. Symlinks are not followed; one that matches counts by
+ * its target when that is inside a root (outside, the target is read-only anyway). The walk stops
+ * after `limit` entries: `complete` says whether it saw everything.
+ */
+export async function findProtected(roots: readonly string[], globs: readonly string[], options: ScanOptions): Promise<{ paths: string[]; complete: boolean }> {
+	const rules = globs.map(glob => protectedRule(glob, options.nocase));
+	const found = new Set<string>();
+	let budget = options.limit;
+	// Breadth first, a batch of folders read at once: this runs before every command.
+	let batch = roots.map(root => ({ root, folder: '' }));
+	while (batch.length > 0) {
+		const next: typeof batch = [];
+		for (let start = 0; start < batch.length; start += SCAN_PARALLEL) {
+			const listed = await Promise.all(batch.slice(start, start + SCAN_PARALLEL).map(async place =>
+				({ ...place, entries: await fs.readdir(path.join(place.root, place.folder), { withFileTypes: true }).catch(() => []) })));
+			for (const { root, folder, entries } of listed) {
+				for (const entry of entries) {
+					if (--budget < 0) return { paths: [...found], complete: false };
+					const relative = folder ? `${folder}/${entry.name}` : entry.name;
+					const absolute = path.join(root, relative);
+					if (entry.isDirectory()) {
+						if (rules.some(rule => rule.whole(relative) || rule.matches(relative))) found.add(absolute);
+						else if (rules.some(rule => rule.mayHold(relative))) next.push({ root, folder: relative });
+					} else if (rules.some(rule => rule.matches(relative))) {
+						const target = entry.isSymbolicLink() ? await realOrUndefined(absolute) : absolute;
+						if (target && roots.some(other => contains(other, target))) found.add(target);
+					}
+				}
+			}
+		}
+		batch = next;
+	}
+	return { paths: [...found], complete: true };
+}
+
+/** Folders a protected-path walk reads at once. */
+const SCAN_PARALLEL = 32;
+
+interface ProtectedRule {
+	/** The path itself matches. */
+	matches(relative: string): boolean;
+	/** A folder whose whole content matches (`.git` for `**\/.git/**`). */
+	whole(relative: string): boolean;
+	/** A folder below which a match may still be found. */
+	mayHold(relative: string): boolean;
+}
+
+function protectedRule(glob: string, nocase: boolean): ProtectedRule {
+	const matches = picomatch(glob, { dot: true, nocase });
+	const folderGlob = glob.endsWith('/**') ? glob.slice(0, -3) : undefined;
+	const whole = folderGlob ? picomatch(folderGlob, { dot: true, nocase }) : () => false;
+	// The fixed start of the glob (`.vscode` of `.vscode/*.json`): only folders on its way can hold matches.
+	const fold = (text: string) => (nocase ? text.toLowerCase() : text);
+	const base = fold(picomatch.scan(glob).base);
+	return {
+		matches,
+		whole,
+		mayHold: relative => base === '' || base === fold(relative) || base.startsWith(`${fold(relative)}/`) || fold(relative).startsWith(`${base}/`),
+	};
+}
+
+async function realOrUndefined(absolute: string): Promise<string | undefined> {
+	try {
+		return await fs.realpath(absolute);
+	} catch {
+		return undefined;
+	}
+}

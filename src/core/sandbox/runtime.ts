@@ -1,0 +1,226 @@
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { ToolError } from '../errors';
+import { findOnPath } from '../process';
+import type { SandboxSettings } from '../settings';
+import { bwrapProgram, Program, SANDBOX_TMP } from './bwrap';
+import { commandPolicy, CommandPolicyInput, readOnlySearchPolicy, SandboxPolicy } from './policy';
+import { seatbeltProgram } from './seatbelt';
+
+/**
+ * The OS sandbox every process Toolbelt starts runs in: bubblewrap on Linux, sandbox-exec on
+ * macOS, none on Windows (said in each result's metadata and once in the log).
+ *
+ * Why our own arguments and not @anthropic-ai/sandbox-runtime (which wraps the same two tools):
+ * that package is a 0.0.x research preview with a process-wide manager, ships ~9 MB of per-platform
+ * binaries (seccomp helpers, a Windows service) and HTTP/SOCKS proxies with a MITM certificate
+ * authority for domain allow-lists, and hands back a shell string. We need none of the proxies
+ * (network is on or off), and we need what it does not give: the argv itself (so our process-group
+ * kill and pty sessions keep working), a PID namespace that ends with the call, read-only binds
+ * for the protected paths found in the workspace, and a policy we can unit-test as data. The
+ * bwrap arguments and the SBPL profile are a few hundred lines we own (policy.ts, bwrap.ts,
+ * seatbelt.ts).
+ */
+
+export type SandboxKind = 'bwrap' | 'sandbox-exec' | 'none';
+export type NoSandboxReason = 'off' | 'escalated' | 'unavailable' | 'unsupported';
+
+/** What differs per host; every field has a default. */
+export interface SandboxHostOptions {
+	/** bubblewrap (default: `bwrap` on PATH, else /usr/bin/bwrap); tests point it at a missing file. */
+	readonly bwrapPath?: string;
+	readonly platform?: NodeJS.Platform;
+	readonly homeDir?: string;
+	/**
+	 * Hidden from commands: the folder holding every workspace's Toolbelt storage (in VS Code the
+	 * editor's user data). Default: this workspace's storage folder. Its command logs stay readable.
+	 */
+	readonly storageRoot?: string;
+	/** Told once per host when commands cannot be sandboxed here (VS Code: the Toolbelt log). */
+	warn?(message: string): void;
+}
+
+type Runtime =
+	| { readonly kind: 'bwrap'; readonly bwrap: string; readonly env?: string }
+	| { readonly kind: 'sandbox-exec'; readonly sandboxExec: string };
+
+type Availability =
+	| { readonly ok: true; readonly runtime: Runtime }
+	/** `fix`: what gets this host a sandbox, when anything does. */
+	| { readonly ok: false; readonly reason: string; readonly fix?: string; readonly unsupported?: boolean };
+
+/** How a command will run, decided before the person is asked (the request says which). */
+export type SandboxDecision =
+	| { readonly kind: 'bwrap' | 'sandbox-exec'; readonly runtime: Runtime }
+	| { readonly kind: 'none'; readonly why: NoSandboxReason; readonly detail: string };
+
+export interface Sandbox {
+	readonly kind: SandboxKind;
+	readonly why?: NoSandboxReason;
+	/** Why there is none, in words. */
+	readonly detail?: string;
+	readonly policy?: SandboxPolicy;
+	/** The walk for protected paths saw the whole workspace (it stops at a bound). */
+	readonly scanComplete: boolean;
+	/** Every process the program starts ends with it (a PID namespace): nothing can be left running. */
+	readonly endsWithProgram: boolean;
+	/** Variables the program gets: its TMPDIR. */
+	readonly env: Readonly<Record<string, string>>;
+	/** How the program ended, from how what was started ended. */
+	readExit<E extends ProgramExit>(exit: E): E;
+	/** What to start in place of `program`, run in `cwd`. */
+	wrap<P extends Program>(program: P, cwd: string): P;
+	/** Removes the private temp folder (once the program is gone). */
+	dispose(): Promise<void>;
+}
+
+export interface ProgramExit {
+	readonly exitCode: number | null;
+	readonly signal: NodeJS.Signals | null;
+}
+
+const SANDBOX_EXEC = '/usr/bin/sandbox-exec';
+const PROBE_MS = 5_000;
+const INSTALL_BWRAP = 'install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)';
+
+const probes = new Map<string, Promise<Availability>>();
+const warned = new WeakSet<SandboxHostOptions>();
+
+/** Whether this host can sandbox, probed once per host and tool path: `bwrap … true` must run. */
+export function sandboxAvailability(host: SandboxHostOptions = {}): Promise<Availability> {
+	const platform = host.platform ?? process.platform;
+	const bwrap = host.bwrapPath ?? findOnPath('bwrap', process.env) ?? '/usr/bin/bwrap';
+	const key = `${platform}\0${bwrap}`;
+	let probe = probes.get(key);
+	if (!probe) {
+		probe = probeRuntime(platform, bwrap);
+		probes.set(key, probe);
+	}
+	return probe;
+}
+
+async function probeRuntime(platform: NodeJS.Platform, bwrap: string): Promise<Availability> {
+	if (platform === 'linux') return probeBwrap(bwrap);
+	if (platform === 'darwin') {
+		const result = await runBriefly({ file: SANDBOX_EXEC, args: ['-p', '(version 1)(allow default)', '/usr/bin/true'] });
+		if (result.ok) return { ok: true, runtime: { kind: 'sandbox-exec', sandboxExec: SANDBOX_EXEC } };
+		return { ok: false, reason: `sandbox-exec does not work here (${result.problem})` };
+	}
+	const name = platform === 'win32' ? 'Windows' : platform;
+	return { ok: false, unsupported: true, reason: `${name} has no sandbox Toolbelt can use` };
+}
+
+async function probeBwrap(bwrap: string): Promise<Availability> {
+	if (!fs.existsSync(bwrap)) return { ok: false, reason: `bubblewrap (${bwrap}) is not installed`, fix: INSTALL_BWRAP };
+	const trial: SandboxPolicy = { base: 'host', mounts: [], network: false };
+	const env = findOnPath('env', process.env);
+	if (env) {
+		const shielded = await runBriefly(bwrapProgram({ bwrap, env }, trial, '/', { file: 'true', args: [] }));
+		if (shielded.ok) return { ok: true, runtime: { kind: 'bwrap', bwrap, env } };
+	}
+	const plain = await runBriefly(bwrapProgram({ bwrap }, trial, '/', { file: 'true', args: [] }));
+	if (plain.ok) return { ok: true, runtime: { kind: 'bwrap', bwrap } };
+	return {
+		ok: false,
+		reason: `bubblewrap cannot create its namespaces here (${plain.problem})`,
+		fix: 'allow unprivileged user namespaces for bwrap (some containers, and Ubuntu\'s AppArmor policy, forbid them)',
+	};
+}
+
+/** Runs a probe with a deadline; `problem` is the first line it complained with. */
+function runBriefly(program: Program): Promise<{ ok: boolean; problem: string }> {
+	return new Promise(resolve => {
+		const child = spawn(program.file, program.args, { stdio: ['ignore', 'ignore', 'pipe'] });
+		let stderr = '';
+		child.stderr!.on('data', (chunk: Buffer) => { if (stderr.length < 4096) stderr += chunk.toString('utf8'); });
+		const timer = setTimeout(() => child.kill('SIGKILL'), PROBE_MS);
+		child.once('error', error => {
+			clearTimeout(timer);
+			resolve({ ok: false, problem: error.message });
+		});
+		child.once('close', (code, signal) => {
+			clearTimeout(timer);
+			const said = stderr.split('\n').find(line => line.trim() !== '')?.trim();
+			resolve({ ok: code === 0, problem: said ?? (signal ? `ended by ${signal}` : `exit code ${code}`) });
+		});
+	});
+}
+
+/**
+ * Decides how a command runs. `escalate`: the call asked to run outside (sandbox: false). Throws
+ * when the mode is `required` and this host has no sandbox, saying what to install.
+ */
+export async function decideSandbox(settings: SandboxSettings, host: SandboxHostOptions = {}, escalate = false): Promise<SandboxDecision> {
+	if (settings.mode === 'off') return { kind: 'none', why: 'off', detail: 'toolbelt.sandbox.mode is "off"' };
+	const available = await sandboxAvailability(host);
+	if (!available.ok) {
+		if (settings.mode === 'required') {
+			const fix = available.fix ? `${available.fix}, or to ` : '';
+			throw new ToolError('sandbox_unavailable', `Commands must run in a sandbox here (toolbelt.sandbox.mode is "required"), but ${available.reason}. Nothing was run. Tell the user to ${fix}set toolbelt.sandbox.mode to "auto" (commands then run without one).`);
+		}
+		if (host.warn && !warned.has(host)) {
+			warned.add(host);
+			host.warn(`Commands run without a sandbox: ${available.reason}.${available.fix ? ` To confine them, ${available.fix}.` : ''}`);
+		}
+		return { kind: 'none', why: available.unsupported ? 'unsupported' : 'unavailable', detail: available.reason };
+	}
+	if (escalate) return { kind: 'none', why: 'escalated', detail: 'the call asked to run outside the sandbox (sandbox: false)' };
+	return { kind: available.runtime.kind, runtime: available.runtime };
+}
+
+/**
+ * The sandbox of one command or session: a private temp folder and the policy built for this
+ * moment's workspace (protected paths as they exist now). Dispose it when the program is gone.
+ */
+export async function openSandbox(decision: SandboxDecision, input: Omit<CommandPolicyInput, 'tmpDir' | 'platform' | 'home'>, host: SandboxHostOptions = {}): Promise<Sandbox> {
+	if (decision.kind === 'none') {
+		return { kind: 'none', why: decision.why, detail: decision.detail, scanComplete: true, endsWithProgram: false, env: {}, readExit: exit => exit, wrap: program => program, dispose: async () => undefined };
+	}
+	// By real path: macOS's temp folder is under /var, a link to /private/var, and profiles match real paths.
+	const tmpDir = await fs.promises.realpath(await fs.promises.mkdtemp(path.join(os.tmpdir(), 'toolbelt-sandbox-')));
+	const dispose = () => fs.promises.rm(tmpDir, { recursive: true, force: true }).catch(() => undefined);
+	try {
+		const { policy, scanComplete } = await commandPolicy({ ...input, tmpDir, home: host.homeDir ?? os.homedir(), platform: host.platform });
+		const runtime = decision.runtime;
+		return {
+			kind: runtime.kind,
+			policy,
+			scanComplete,
+			endsWithProgram: runtime.kind === 'bwrap',
+			readExit: exit => (runtime.kind === 'bwrap' ? signalFromStatus(exit) : exit),
+			env: { TMPDIR: runtime.kind === 'bwrap' ? SANDBOX_TMP : tmpDir },
+			wrap: (program, cwd) => ({ ...program, ...confine(runtime, policy, cwd, program) }),
+			dispose,
+		};
+	} catch (error) {
+		await dispose();
+		throw error;
+	}
+}
+
+/**
+ * bwrap exits with 128+N when its program was killed by signal N, as shells report it; read that
+ * back as the signal. (A program that itself exits with such a code reads the same way.)
+ */
+function signalFromStatus<E extends ProgramExit>(exit: E): E {
+	if (exit.signal || exit.exitCode === null || exit.exitCode <= 128) return exit;
+	const signal = Object.entries(os.constants.signals).find(([, number]) => number === exit.exitCode! - 128)?.[0] as NodeJS.Signals | undefined;
+	return signal ? { ...exit, exitCode: null, signal } : exit;
+}
+
+function confine(runtime: Runtime, policy: SandboxPolicy, cwd: string, program: Program): Program {
+	return runtime.kind === 'bwrap' ? bwrapProgram(runtime, policy, cwd, program) : seatbeltProgram(runtime.sandboxExec, policy, program);
+}
+
+/**
+ * `program` (ripgrep, for grep and find_files) confined to reading `folders`: nothing else of the
+ * user's is visible, nothing is writable, no network. Undefined when this host has no sandbox.
+ */
+export async function readOnlySearch(program: Program, options: { folders: readonly string[]; cwd: string }, host: SandboxHostOptions = {}): Promise<Program | undefined> {
+	const available = await sandboxAvailability(host);
+	if (!available.ok) return undefined;
+	const policy = await readOnlySearchPolicy(options.folders, [path.dirname(program.file)]);
+	return confine(available.runtime, policy, options.cwd, program);
+}

@@ -144,13 +144,15 @@ export function pathOfOpened(file: OpenedFile): string {
 }
 
 export interface PinOptions {
-	/** Checked against the folder's real path once opened (default: writes anywhere, without a Reach). */
+	/** Checked against the folder's real path once opened (default: for writing). */
 	readonly reach?: Reach;
 	readonly access?: Access;
 	/** The real path the folder must have: anything else is refused. */
 	readonly expect?: string;
-	/** What to open when not `expect` (an entry of another pinned folder); it must not be a symlink. */
-	readonly via?: string;
+	/** What to open (default: `expect`). */
+	readonly at?: string;
+	/** Refuse a symlink in the last place of `at` (a folder found by listing its parent). */
+	readonly noFollow?: boolean;
 }
 
 /**
@@ -162,8 +164,8 @@ export class PinnedFolder {
 
 	/** Opens a folder and checks what was opened before anything is done in it. */
 	static async open(display: string, options: PinOptions): Promise<PinnedFolder> {
-		const at = options.via ?? options.expect;
-		if (at === undefined) throw new Error('PinnedFolder.open needs expect or via');
+		const at = options.at ?? options.expect;
+		if (at === undefined) throw new Error('PinnedFolder.open needs `at` or `expect`');
 		if (process.platform === 'win32') {
 			// Folders cannot be opened as descriptors there: the real path is checked as a path.
 			const real = await fs.promises.realpath(at).catch(error => { throw fromNodeError(error, display); });
@@ -171,11 +173,11 @@ export class PinnedFolder {
 		}
 		let handle: fs.promises.FileHandle;
 		try {
-			handle = await fs.promises.open(at, O_RDONLY | O_DIRECTORY | (options.via ? O_NOFOLLOW : 0));
+			handle = await fs.promises.open(at, O_RDONLY | O_DIRECTORY | (options.noFollow ? O_NOFOLLOW : 0));
 		} catch (error) {
 			const code = (error as NodeJS.ErrnoException).code;
 			// O_NOFOLLOW met a symlink: ELOOP on Linux, ENOTDIR with O_DIRECTORY on some systems.
-			if (options.via && (code === 'ELOOP' || code === 'EMLINK')) throw changedWhileOpening(display);
+			if (options.noFollow && (code === 'ELOOP' || code === 'EMLINK')) throw changedWhileOpening(display);
 			// The folder was there when the path was resolved: gone now means moved meanwhile.
 			if (options.expect !== undefined && (code === 'ENOENT' || code === 'ENOTDIR')) throw folderChanged(display, options.expect, 'is gone');
 			throw fromNodeError(error, display);
@@ -208,8 +210,8 @@ export class PinnedFolder {
 	}
 
 	/** Opens a sub-folder through this one, never following a symlink in its place. */
-	child(name: string, display: string, options: Omit<PinOptions, 'via' | 'expect'>): Promise<PinnedFolder> {
-		return PinnedFolder.open(display, { ...options, via: this.entry(name), expect: path.join(this.real, name) });
+	child(name: string, display: string, options: Pick<PinOptions, 'reach' | 'access'>): Promise<PinnedFolder> {
+		return PinnedFolder.open(display, { ...options, at: this.entry(name), expect: path.join(this.real, name), noFollow: true });
 	}
 
 	/** Where the folder is now: renaming it (inside the workspace) moves what it holds along. */

@@ -53,9 +53,51 @@ async function placeOf(target: string, display: string, boundary: Boundary | und
 	return follow ? { folder: path.dirname(real), name: path.basename(real), display } : { folder: real, name: path.basename(target), display };
 }
 
+/**
+ * The folders one write (or change set) works in, each opened and checked once and kept open until
+ * it is done: a temp is renamed, or removed, in the very folder it was made in, even if that
+ * folder's path was changed meanwhile.
+ */
+class Folders {
+	private readonly pinned = new Map<string, Promise<PinnedFolder>>();
+
+	constructor(private readonly boundary: Boundary | undefined) {}
+
+	/** The existing folder at a real path. */
+	pin(real: string, display: string): Promise<PinnedFolder> {
+		let folder = this.pinned.get(real);
+		if (!folder) {
+			folder = PinnedFolder.open(display, { reach: this.boundary, expect: real });
+			this.pinned.set(real, folder);
+		}
+		return folder;
+	}
+
+	/** The folder at a real path, made (with its missing parents) if need be; `created` lists what this call made. */
+	async make(real: string, display: string): Promise<{ folder: PinnedFolder; created: string[] }> {
+		const known = this.pinned.get(real);
+		if (known) return { folder: await known, created: [] };
+		const made = makeFolders(real, display, this.boundary);
+		this.pinned.set(real, made.then(result => result.folder));
+		return made;
+	}
+
+	/** Flushes the renames and removals in each folder to disk. */
+	async sync(): Promise<void> {
+		await Promise.all([...this.pinned.values()].map(folder => folder.then(pinned => pinned.sync(), () => undefined)));
+	}
+
+	async close(): Promise<void> {
+		await Promise.all([...this.pinned.values()].map(folder => folder.then(pinned => pinned.close(), () => undefined)));
+		this.pinned.clear();
+	}
+}
+
 /** A temp file holding the new bytes, flushed to disk, waiting to be renamed over its target. */
 interface Staged {
 	readonly place: Place;
+	/** The folder it was made in, still open. */
+	readonly folder: PinnedFolder;
 	/** The temp's name, in the same folder. */
 	readonly temp: string;
 	/** The temp's identity: after the rename, the target must be this very file. */
@@ -77,10 +119,19 @@ interface StageOptions extends AtomicWriteOptions {
  * link stays), and an existing file keeps its permission bits (and owner, where allowed).
  */
 export async function writeFileAtomic(target: string, bytes: Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
+	const folders = new Folders(options.boundary);
+	try {
+		await writeIn(folders, target, bytes, options);
+		await folders.sync();
+	} finally {
+		await folders.close();
+	}
+}
+
+async function writeIn(folders: Folders, target: string, bytes: Uint8Array, options: AtomicWriteOptions): Promise<void> {
 	const place = await placeOf(target, options.display ?? target, options.boundary, true);
-	const staged = await stageWrite(place, bytes, options);
+	const staged = await stageWrite(folders, place, bytes, options);
 	await commitStaged(staged, options.boundary, options.signal);
-	await syncDirectory(place.folder);
 }
 
 /**
@@ -88,10 +139,10 @@ export async function writeFileAtomic(target: string, bytes: Uint8Array, options
  * folder is opened and checked first; the temp is created in it exclusively, never through a link,
  * and checked again (where it really is) before a byte is written.
  */
-async function stageWrite(place: Place, bytes: Uint8Array, options: StageOptions): Promise<Staged> {
+async function stageWrite(folders: Folders, place: Place, bytes: Uint8Array, options: StageOptions): Promise<Staged> {
 	const { folder, created } = options.createFolders
-		? await makeFolders(place.folder, place.display, options.boundary)
-		: { folder: await PinnedFolder.open(place.display, { reach: options.boundary, expect: place.folder }), created: [] };
+		? await folders.make(place.folder, place.display)
+		: { folder: await folders.pin(place.folder, place.display), created: [] };
 	const temp = tempNameFor(place.name);
 	let handle: fs.promises.FileHandle | undefined;
 	try {
@@ -111,7 +162,7 @@ async function stageWrite(place: Place, bytes: Uint8Array, options: StageOptions
 		if (current) await keepOwnerAndMode(handle, current);
 		await handle.sync();
 		await handle.close();
-		return { place, temp, dev: stat.dev, ino: stat.ino, created };
+		return { place, folder, temp, dev: stat.dev, ino: stat.ino, created };
 	} catch (error) {
 		if (handle) {
 			await handle.close().catch(() => undefined);
@@ -119,8 +170,6 @@ async function stageWrite(place: Place, bytes: Uint8Array, options: StageOptions
 		}
 		await removeEmptyFolders(created, options.boundary);
 		throw error;
-	} finally {
-		await folder.close();
 	}
 }
 
@@ -141,10 +190,8 @@ async function checkCreated(handle: fs.promises.FileHandle, folder: PinnedFolder
 async function commitStaged(staged: Staged, boundary: Boundary | undefined, signal?: AbortSignal): Promise<void> {
 	try {
 		if (signal?.aborted) throw new CancelledError('The write');
-		await inPinnedFolder(staged.place.display, { reach: boundary, expect: staged.place.folder }, async folder => {
-			await fs.promises.rename(folder.entry(staged.temp), folder.entry(staged.place.name));
-			await checkLanded(folder, staged, boundary);
-		});
+		await fs.promises.rename(staged.folder.entry(staged.temp), staged.folder.entry(staged.place.name));
+		await checkLanded(staged, boundary);
 	} catch (error) {
 		await discardStaged(staged, boundary);
 		throw error;
@@ -155,7 +202,8 @@ async function commitStaged(staged: Staged, boundary: Boundary | undefined, sign
  * After the rename, the target must be the file written, in a folder inside the boundary. If it
  * is not, what was written is removed (if it is ours) and the write fails.
  */
-async function checkLanded(folder: PinnedFolder, staged: Staged, boundary: Boundary | undefined): Promise<void> {
+async function checkLanded(staged: Staged, boundary: Boundary | undefined): Promise<void> {
+	const { folder } = staged;
 	const target = folder.entry(staged.place.name);
 	const landed = await fs.promises.lstat(target).catch(() => undefined);
 	const ours = landed !== undefined && landed.dev === staged.dev && landed.ino === staged.ino;
@@ -177,13 +225,14 @@ function landedElsewhere(display: string): ToolError {
 
 async function discardStaged(staged: Staged | undefined, boundary: Boundary | undefined): Promise<void> {
 	if (!staged) return;
-	await removeEntry({ ...staged.place, name: staged.temp }, boundary).catch(() => undefined);
+	await fs.promises.unlink(staged.folder.entry(staged.temp)).catch(() => undefined);
 	await removeEmptyFolders(staged.created, boundary);
 }
 
 /** Removes one entry (never what a symlink there points to) through its checked folder. */
-async function removeEntry(place: Place, boundary: Boundary | undefined): Promise<void> {
-	await inPinnedFolder(place.display, { reach: boundary, expect: place.folder }, folder => fs.promises.unlink(folder.entry(place.name)).catch(ignoreMissing));
+async function removeEntry(folders: Folders, place: Place): Promise<void> {
+	const folder = await folders.pin(place.folder, place.display);
+	await fs.promises.unlink(folder.entry(place.name)).catch(ignoreMissing);
 }
 
 async function writeAll(handle: fs.promises.FileHandle, bytes: Uint8Array, signal?: AbortSignal): Promise<void> {
@@ -203,15 +252,6 @@ async function keepOwnerAndMode(handle: fs.promises.FileHandle, stat: fs.Stats):
 		// Only root may give a file away; anyone else leaves it as theirs, which is what rename would do anyway.
 		await handle.chown(stat.uid, stat.gid).catch(() => undefined);
 	}
-}
-
-/** Flushes the rename itself to disk (the folder's entry); not possible on every platform. */
-async function syncDirectory(folder: string): Promise<void> {
-	if (process.platform === 'win32') return;
-	const handle = await fs.promises.open(folder, 'r').catch(() => undefined);
-	if (!handle) return;
-	await handle.sync().catch(() => undefined);
-	await handle.close().catch(() => undefined);
 }
 
 /** Removes temps of this file left by writers that died (SIGKILL, power loss) before renaming. */
@@ -285,12 +325,22 @@ const STAGING_CONCURRENCY = 8;
  * signal fires, the files already committed are put back. Each folder is flushed once at the end.
  */
 export async function applyChangesAtomically(changes: readonly FileChange[], signal?: AbortSignal, options: ApplyOptions = {}): Promise<void> {
+	const folders = new Folders(options.boundary);
+	try {
+		await applyIn(folders, changes, signal, options);
+		await folders.sync();
+	} finally {
+		await folders.close();
+	}
+}
+
+async function applyIn(folders: Folders, changes: readonly FileChange[], signal: AbortSignal | undefined, options: ApplyOptions): Promise<void> {
 	const { boundary } = options;
 	const prepared: (Prepared | undefined)[] = new Array(changes.length);
 	try {
 		await forEachLimited(changes, STAGING_CONCURRENCY, async (change, index) => {
 			if (signal?.aborted) throw new CancelledError('Writing the changes');
-			prepared[index] = await prepare(change, changes.length > 1, boundary, signal);
+			prepared[index] = await prepare(folders, change, changes.length > 1, boundary, signal);
 		}).catch(async error => {
 			await Promise.all(prepared.map(item => item && discardStaged(item.staged, boundary)));
 			throw error;
@@ -306,16 +356,14 @@ export async function applyChangesAtomically(changes: readonly FileChange[], sig
 			current = item;
 			if (signal?.aborted) throw new CancelledError('Writing the changes');
 			options.beforeCommit?.(item.change, committed.length);
-			await commit(item, boundary);
+			await commit(folders, item, boundary);
 			committed.push(item);
 		}
 	} catch (error) {
 		await Promise.all(ready.filter(item => !committed.includes(item)).map(item => discardStaged(item.staged, boundary)));
-		const unrestored = await rollback(committed, boundary);
+		const unrestored = await rollback(folders, committed, boundary);
 		throw describeFailure(error, (current ?? ready[0]).change, committed.length, unrestored);
 	}
-	const folders = new Set(ready.flatMap(({ change }) => [change.path, change.movedTo?.path].filter((p): p is string => !!p).map(p => path.dirname(p))));
-	await Promise.all([...folders].map(syncDirectory));
 }
 
 /** The change a staging error belongs to (forEachLimited tags it). */
@@ -344,7 +392,7 @@ async function forEachLimited<T>(items: readonly T[], limit: number, work: (item
 	if (rejected) throw rejected.reason;
 }
 
-async function prepare(change: FileChange, remember: boolean, boundary: Boundary | undefined, signal?: AbortSignal): Promise<Prepared> {
+async function prepare(folders: Folders, change: FileChange, remember: boolean, boundary: Boundary | undefined, signal?: AbortSignal): Promise<Prepared> {
 	const moves = change.movedTo !== undefined && path.resolve(change.path) !== path.resolve(change.movedTo.path);
 	// The source's mode serves both the rollback and a moved file (which keeps its permissions).
 	const source = change.before !== null && (remember || change.movedTo)
@@ -356,7 +404,7 @@ async function prepare(change: FileChange, remember: boolean, boundary: Boundary
 	const place = await placeOf(change.movedTo?.path ?? change.path, display, boundary, true);
 	const fresh = change.before === null || moves;
 	const mode = change.movedTo && source.mode !== undefined ? source.mode & 0o7777 : undefined;
-	const staged = await stageWrite(place, change.after, { signal, boundary, createFolders: change.before === null || change.movedTo !== undefined, mustBeNew: fresh, ...(mode !== undefined ? { mode } : {}) });
+	const staged = await stageWrite(folders, place, change.after, { signal, boundary, createFolders: change.before === null || change.movedTo !== undefined, mustBeNew: fresh, ...(mode !== undefined ? { mode } : {}) });
 	return { change, staged, original: source.bytes, originalMode };
 }
 
@@ -374,17 +422,17 @@ async function readOriginal(absolute: string, display: string, boundary: Boundar
 }
 
 /** The visible step: the rename into place, or the removal. */
-async function commit({ change, staged }: Prepared, boundary: Boundary | undefined): Promise<void> {
+async function commit(folders: Folders, { change, staged }: Prepared, boundary: Boundary | undefined): Promise<void> {
 	if (!staged) {
-		await removeEntry(await placeOf(change.path, change.displayPath, boundary, false), boundary);
+		await removeEntry(folders, await placeOf(change.path, change.displayPath, boundary, false));
 		return;
 	}
 	await commitStaged(staged, boundary);
 	if (change.movedTo && path.resolve(change.path) !== path.resolve(change.movedTo.path)) {
 		try {
-			await removeEntry(await placeOf(change.path, change.displayPath, boundary, false), boundary);
+			await removeEntry(folders, await placeOf(change.path, change.displayPath, boundary, false));
 		} catch (error) {
-			await removeEntry(staged.place, boundary).catch(() => undefined);
+			await removeEntry(folders, staged.place).catch(() => undefined);
 			throw error;
 		}
 	}
@@ -395,13 +443,13 @@ function ignoreMissing(error: NodeJS.ErrnoException): void {
 }
 
 /** Undoes committed changes, newest first. Returns the display paths it could not restore. */
-async function rollback(applied: readonly Prepared[], boundary: Boundary | undefined): Promise<string[]> {
+async function rollback(folders: Folders, applied: readonly Prepared[], boundary: Boundary | undefined): Promise<string[]> {
 	const unrestored: string[] = [];
 	for (const { change, staged, original, originalMode } of [...applied].reverse()) {
 		try {
-			if (staged && (change.before === null || change.movedTo)) await removeEntry(staged.place, boundary);
+			if (staged && (change.before === null || change.movedTo)) await removeEntry(folders, staged.place);
 			if (change.before !== null && original !== null) {
-				await writeFileAtomic(change.path, original, { boundary, display: change.displayPath, ...(originalMode !== undefined ? { mode: originalMode & 0o7777 } : {}) });
+				await writeIn(folders, change.path, original, { boundary, display: change.displayPath, ...(originalMode !== undefined ? { mode: originalMode & 0o7777 } : {}) });
 			}
 			if (staged) await removeEmptyFolders(staged.created, boundary);
 		} catch {

@@ -74,7 +74,9 @@ export async function realPathOfHandle(handle: fs.promises.FileHandle, opened: s
 		return link.slice(0, -DELETED.length);
 	}
 	const real = await fs.promises.realpath(opened).catch(() => undefined);
-	return real !== undefined && await sameFile(real, stat) ? real : undefined;
+	if (real === undefined || !(await sameFile(real, stat))) return undefined;
+	// A swap back and forth between realpath and stat could make them agree: the path must resolve the same after.
+	return await fs.promises.realpath(opened).catch(() => undefined) === real ? real : undefined;
 }
 
 async function sameFile(at: string, stat: fs.Stats): Promise<boolean> {
@@ -218,6 +220,11 @@ export class PinnedFolder {
 	async whereNow(): Promise<string | undefined> {
 		if (!this.handle) return fs.promises.realpath(this.real).catch(() => undefined);
 		return realPathOfHandle(this.handle, this.real, await this.handle.stat());
+	}
+
+	/** Flushes the folder's entries (a rename into it) to disk, where the platform can. */
+	async sync(): Promise<void> {
+		await this.handle?.sync().catch(() => undefined);
 	}
 
 	async close(): Promise<void> {

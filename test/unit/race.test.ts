@@ -108,7 +108,7 @@ describe('a folder on the path swapped with a link to an outside folder while ca
 		if (process.env.TOOLBELT_RACE_REPORT) {
 			const codes: Record<string, number> = {};
 			for (const result of results) if (result.error) codes[result.error.code] = (codes[result.error.code] ?? 0) + 1;
-			console.log(`      ${swapperArgs[0]}: ${results.length} calls, ${succeeded} succeeded, ${flips} flips; escapes: ${written.length} entries written outside, ${leaked.length} results with outside content; errors ${JSON.stringify(codes)}`);
+			console.log(`      ${JSON.stringify(written)} ${swapperArgs[0]}: ${results.length} calls, ${succeeded} succeeded, ${flips} flips; escapes: ${written.length} entries written outside, ${leaked.length} results with outside content; errors ${JSON.stringify(codes)}`);
 			for (const result of results.filter(r => r.error).slice(0, 400)) if (!/outside_boundary|not_found/.test(result.error!.code)) console.log(result.error!.message.slice(0, 300));
 		}
 		assert.deepEqual(after, before, 'a call wrote into the outside folder');

@@ -118,10 +118,15 @@ interface StageOptions extends AtomicWriteOptions {
  * Writes `bytes` to `target` atomically. A symlink is written through (its target changes, the
  * link stays), and an existing file keeps its permission bits (and owner, where allowed).
  */
-export async function writeFileAtomic(target: string, bytes: Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
-	const folders = new Folders(options.boundary);
+export function writeFileAtomic(target: string, bytes: Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
+	return withFolders(options.boundary, folders => writeIn(folders, target, bytes, options));
+}
+
+/** Runs a write in its own set of folders; on success, flushes them to disk. */
+async function withFolders(boundary: Boundary | undefined, work: (folders: Folders) => Promise<void>): Promise<void> {
+	const folders = new Folders(boundary);
 	try {
-		await writeIn(folders, target, bytes, options);
+		await work(folders);
 		await folders.sync();
 	} finally {
 		await folders.close();
@@ -208,15 +213,18 @@ async function checkLanded(staged: Staged, boundary: Boundary | undefined): Prom
 	const landed = await fs.promises.lstat(target).catch(() => undefined);
 	const ours = landed !== undefined && landed.dev === staged.dev && landed.ino === staged.ino;
 	const where = await folder.whereNow();
-	let inside = where !== undefined;
-	try {
-		if (where !== undefined) boundary?.assertReachable(where, 'write', staged.place.display);
-	} catch {
-		inside = false;
-	}
-	if (ours && inside) return;
+	if (ours && where !== undefined && isReachable(boundary, where, staged.place.display)) return;
 	if (ours) await fs.promises.unlink(target).catch(() => undefined);
 	throw landedElsewhere(staged.place.display);
+}
+
+function isReachable(boundary: Boundary | undefined, real: string, display: string): boolean {
+	try {
+		boundary?.assertReachable(real, 'write', display);
+		return true;
+	} catch {
+		return false;
+	}
 }
 
 function landedElsewhere(display: string): ToolError {
@@ -324,14 +332,8 @@ const STAGING_CONCURRENCY = 8;
  * temps into place and removes deleted files, in order; if one of those steps fails, or the
  * signal fires, the files already committed are put back. Each folder is flushed once at the end.
  */
-export async function applyChangesAtomically(changes: readonly FileChange[], signal?: AbortSignal, options: ApplyOptions = {}): Promise<void> {
-	const folders = new Folders(options.boundary);
-	try {
-		await applyIn(folders, changes, signal, options);
-		await folders.sync();
-	} finally {
-		await folders.close();
-	}
+export function applyChangesAtomically(changes: readonly FileChange[], signal?: AbortSignal, options: ApplyOptions = {}): Promise<void> {
+	return withFolders(options.boundary, folders => applyIn(folders, changes, signal, options));
 }
 
 async function applyIn(folders: Folders, changes: readonly FileChange[], signal: AbortSignal | undefined, options: ApplyOptions): Promise<void> {

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { resultText, ToolResult } from '../../src/core/result';
-import { Harness, makeHarness, makeTree } from './helpers';
+import { Harness, makeHarness, makeTree, snapshotTree } from './helpers';
 
 const SWAPPER = path.join(__dirname, 'support', 'swapper.js');
 /** Each kind of call runs at least this many times while the folder flips… */
@@ -16,16 +16,7 @@ const ROUNDS_AT_ONCE = 2;
 /** The swapper stops by itself after this, even if the test never gets to stop it. */
 const SWAPPER_SECONDS = 30;
 const SECRET = 'OUTSIDE-SECRET';
-
-/** Every file under a folder with its bytes, to compare before and after. */
-function snapshot(folder: string): Record<string, string> {
-	const files: Record<string, string> = {};
-	for (const entry of fs.readdirSync(folder, { recursive: true, withFileTypes: true })) {
-		const full = path.join(entry.parentPath ?? entry.path, entry.name);
-		files[path.relative(folder, full)] = entry.isFile() ? fs.readFileSync(full, 'utf8') : entry.isDirectory() ? '<dir>' : '<other>';
-	}
-	return files;
-}
+const MIN_FLIPS = 200;
 
 /** Starts the swapper and resolves once it is flipping; `stop` ends it and gives the flip count. */
 async function startSwapper(args: string[]): Promise<{ stop(): Promise<number> }> {
@@ -84,7 +75,7 @@ describe('a folder on the path swapped with a link to an outside folder while ca
 		outside = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'tb-outside-')));
 		fs.writeFileSync(path.join(outside, 'r.txt'), `${SECRET} read\n`);
 		fs.writeFileSync(path.join(outside, 'e.txt'), `edit me ${SECRET}\n`);
-		before = snapshot(outside);
+		before = snapshotTree(outside);
 	});
 	afterEach(() => {
 		tree?.cleanup();
@@ -102,18 +93,16 @@ describe('a folder on the path swapped with a link to an outside folder while ca
 			flips = await swapper.stop();
 		}
 		const leaked = results.filter(result => resultText(result).includes(SECRET) || result.error?.message.includes(SECRET));
-		const succeeded = results.filter(result => !result.error).length;
-		const after = snapshot(outside);
-		const written = Object.keys(after).filter(name => after[name] !== before[name]);
+		const after = snapshotTree(outside);
 		if (process.env.TOOLBELT_RACE_REPORT) {
-			const codes: Record<string, number> = {};
-			for (const result of results) if (result.error) codes[result.error.code] = (codes[result.error.code] ?? 0) + 1;
-			console.log(`      ${JSON.stringify(written)} ${swapperArgs[0]}: ${results.length} calls, ${succeeded} succeeded, ${flips} flips; escapes: ${written.length} entries written outside, ${leaked.length} results with outside content; errors ${JSON.stringify(codes)}`);
-			for (const result of results.filter(r => r.error).slice(0, 400)) if (!/outside_boundary|not_found/.test(result.error!.code)) console.log(result.error!.message.slice(0, 300));
+			const written = Object.keys(after).filter(name => after[name] !== before[name]);
+			const succeeded = results.filter(result => !result.error).length;
+			console.log(`      ${swapperArgs[0]}: ${results.length} calls (${succeeded} succeeded), ${flips} flips; ${written.length} entries written outside, ${leaked.length} results with outside content`);
 		}
 		assert.deepEqual(after, before, 'a call wrote into the outside folder');
 		assert.equal(leaked.length, 0, `outside content came back: ${leaked.map(resultText).join('\n---\n')}`);
-		assert.ok(flips > 1000, `the swapper flipped only ${flips} times: the race proved little`);
+		// A floor, not a rate: the swapper must really have been flipping while the calls ran.
+		assert.ok(flips >= MIN_FLIPS, `the swapper flipped only ${flips} times: the race proved little`);
 	}
 
 	it('a real folder and a symlink taking turns under the same name: nothing written outside, nothing read from there', async () => {

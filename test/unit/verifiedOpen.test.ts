@@ -7,7 +7,7 @@ import { applyChangesAtomically, writeFileAtomic } from '../../src/core/atomic';
 import { Boundary } from '../../src/core/boundary';
 import { BoundaryError, ToolError } from '../../src/core/errors';
 import { makeFolders, openForReading, PinnedFolder, useProcFd } from '../../src/core/verifiedOpen';
-import { makeHarness, makeTree } from './helpers';
+import { makeHarness, makeTree, snapshotTree } from './helpers';
 
 /** Fails a promise that has not settled within `ms`: a FIFO opened the blocking way would hang forever. */
 function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
@@ -16,16 +16,6 @@ function within<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
 		promise.finally(() => clearTimeout(timer)),
 		new Promise<T>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what} did not return within ${ms} ms`)), ms); }),
 	]);
-}
-
-/** Every entry under a folder with its bytes ('<dir>' for folders). */
-function snapshot(folder: string): Record<string, string> {
-	const files: Record<string, string> = {};
-	for (const entry of fs.readdirSync(folder, { recursive: true, withFileTypes: true })) {
-		const full = path.join(entry.parentPath ?? entry.path, entry.name);
-		files[path.relative(folder, full)] = entry.isFile() ? fs.readFileSync(full, 'utf8') : '<dir>';
-	}
-	return files;
 }
 
 /** Runs the same tests with the /proc checks of Linux and with the portable ones of macOS and Windows. */
@@ -44,7 +34,7 @@ for (const mode of MODES) {
 			outside = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'tb-outside-')));
 			fs.writeFileSync(path.join(outside, 'r.txt'), 'OUTSIDE\n');
 			fs.writeFileSync(path.join(outside, 'e.txt'), 'edit me OUTSIDE\n');
-			untouched = snapshot(outside);
+			untouched = snapshotTree(outside);
 		});
 		afterEach(() => {
 			tree?.cleanup();
@@ -69,7 +59,7 @@ for (const mode of MODES) {
 			const h = makeHarness(tree.root);
 			const result = await h.invoke('write_file', { path: 'sub/new.txt', content: 'x\n' }, { decide: async () => { swap(); return true; } });
 			assert.equal(result.error?.code, 'outside_boundary', result.error?.message);
-			assert.deepEqual(snapshot(outside), untouched);
+			assert.deepEqual(snapshotTree(outside), untouched);
 		});
 
 		it('an edit and a patch whose folder is swapped while the person decides are refused, nothing outside changes', async () => {
@@ -80,7 +70,7 @@ for (const mode of MODES) {
 			fs.renameSync(tree.file('sub.real'), tree.file('sub'));
 			const patch = await h.invoke('apply_patch', { patch: '*** Begin Patch\n*** Add File: sub/deep/p.txt\n+p\n*** Delete File: sub/r.txt\n*** End Patch\n' }, { decide: async () => { swap(); return true; } });
 			assert.ok(patch.error, 'the patch went through');
-			assert.deepEqual(snapshot(outside), untouched);
+			assert.deepEqual(snapshotTree(outside), untouched);
 			assert.equal(fs.readFileSync(tree.file('sub.real/e.txt'), 'utf8'), 'edit me inside\n');
 			assert.equal(fs.readFileSync(tree.file('sub.real/r.txt'), 'utf8'), 'inside\n');
 		});
@@ -95,7 +85,7 @@ for (const mode of MODES) {
 				await folder.close();
 			}
 			assert.equal(fs.readFileSync(tree.file('sub.real/through-descriptor.txt'), 'utf8'), 'pinned\n');
-			assert.deepEqual(snapshot(outside), untouched);
+			assert.deepEqual(snapshotTree(outside), untouched);
 		});
 
 		it('makes folders one level at a time and refuses a level that is a symlink to outside', async () => {
@@ -105,7 +95,7 @@ for (const mode of MODES) {
 			fs.symlinkSync(outside, tree.file('sub/link'));
 			await assert.rejects(makeFolders(tree.file('sub/link/new'), 'sub/link/new', await boundary()), BoundaryError);
 			await assert.rejects(writeFileAtomic(tree.file('sub/link/new/x.txt'), Buffer.from('x'), { boundary: await boundary() }), BoundaryError);
-			assert.deepEqual(snapshot(outside), untouched);
+			assert.deepEqual(snapshotTree(outside), untouched);
 		});
 
 		it('a change set whose folder is swapped between staging and commit writes nothing outside', async () => {
@@ -123,7 +113,7 @@ for (const mode of MODES) {
 				await assert.rejects(applied, /were restored: nothing was changed/);
 				assert.equal(fs.readFileSync(tree.file('top.txt'), 'utf8'), 'top\n');
 			}
-			assert.deepEqual(snapshot(outside), untouched);
+			assert.deepEqual(snapshotTree(outside), untouched);
 		});
 	});
 }

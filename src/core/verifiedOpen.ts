@@ -15,7 +15,8 @@ import { fromNodeError, ToolError } from './errors';
  * - Elsewhere (macOS: fcntl F_GETPATH is not reachable from Node; Windows): the real path is taken
  *   with realpath and accepted only when it names the descriptor's file (same dev/ino); entries
  *   are addressed by that real path, and each step is checked again after it. That narrows the
- *   window to the step itself but does not close it; the OS sandbox is the defence left there.
+ *   window to the step itself but does not close it: a swap timed inside one step can still lead a
+ *   read outside, or leave an empty temp file or folder there (the README says so).
  */
 
 /** Checks where something opened really is; the Boundary is one (see Boundary.assertReachable). */
@@ -178,7 +179,7 @@ export class PinnedFolder {
 			handle = await fs.promises.open(at, O_RDONLY | O_DIRECTORY | (options.noFollow ? O_NOFOLLOW : 0));
 		} catch (error) {
 			const code = (error as NodeJS.ErrnoException).code;
-			// O_NOFOLLOW met a symlink: ELOOP on Linux, ENOTDIR with O_DIRECTORY on some systems.
+			// O_NOFOLLOW met a symlink: ELOOP (EMLINK on FreeBSD); macOS may say ENOTDIR, taken just below.
 			if (options.noFollow && (code === 'ELOOP' || code === 'EMLINK')) throw changedWhileOpening(display);
 			// The folder was there when the path was resolved: gone now means moved meanwhile.
 			if (options.expect !== undefined && (code === 'ENOENT' || code === 'ENOTDIR')) throw folderChanged(display, options.expect, 'is gone');

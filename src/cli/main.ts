@@ -7,6 +7,7 @@ import type { ApprovalRequest } from '../core/context';
 import { createNodeEnvironment } from '../core/nodeHost';
 import type { ToolResult } from '../core/result';
 import { BackupLimits, defaultSettings, mergeSettings, SettingsOverrides } from '../core/settings';
+import { StorageError } from '../core/storage';
 import { ALL_TOOLS, ToolRegistry } from '../tools';
 
 const USAGE = `Usage:
@@ -17,8 +18,10 @@ const USAGE = `Usage:
       and prints its result as JSON: { content, metadata, error }.
       --yes approves changes and commands without asking; without it they are put to you
       on a terminal, and refused when there is no terminal.
-      --storage is where backups and command logs go (default: a folder in the temp dir);
-      after a change, backups beyond the settings' backups.maxAgeDays / maxTotalMB are removed.
+      --storage is where backups and command logs go (default: a private folder per set of
+      workspace folders under <temp>/toolbelt-<uid>); it must be yours and closed to other users
+      (mode 700). After a change, backups beyond the settings' backups.maxAgeDays / maxTotalMB
+      are removed.
 
 Exit codes: 0 success, 1 the tool reported an error, 2 bad usage.`;
 
@@ -113,6 +116,8 @@ async function run(args: RunArgs): Promise<number> {
 	try {
 		env = createNodeEnvironment({ roots: args.roots, settings: args.settings, storageDir: args.storageDir, confirm: args.yes ? async () => true : askOnTerminal });
 	} catch (error) {
+		// An unsafe storage folder is not a usage mistake: its message says what to do.
+		if (error instanceof StorageError) throw error;
 		throw new UsageError((error as Error).message);
 	}
 	const registry = new ToolRegistry(ALL_TOOLS, env);

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { ToolEvent, ToolStatus } from './context';
 import { brokenCopyPath } from './plan';
+import { PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE } from './storage';
 import { truncateText } from './truncate';
 
 /**
@@ -153,8 +154,8 @@ export class ActivityStore {
 		const temp = tempFor(this.file);
 		const sequence = ++this.writes;
 		try {
-			fsSync.mkdirSync(path.dirname(this.file), { recursive: true });
-			fsSync.writeFileSync(temp, this.serialize());
+			fsSync.mkdirSync(path.dirname(this.file), { recursive: true, mode: PRIVATE_FOLDER_MODE });
+			fsSync.writeFileSync(temp, this.serialize(), { mode: PRIVATE_FILE_MODE });
 			fsSync.renameSync(temp, this.file);
 			this.landed = sequence;
 		} catch {
@@ -181,8 +182,9 @@ export class ActivityStore {
 		const temp = tempFor(this.file);
 		const sequence = ++this.writes;
 		try {
-			await fs.mkdir(path.dirname(this.file), { recursive: true });
-			await fs.writeFile(temp, text);
+			await fs.mkdir(path.dirname(this.file), { recursive: true, mode: PRIVATE_FOLDER_MODE });
+			// The history holds tool inputs and results: as private as the backups.
+			await fs.writeFile(temp, text, { mode: PRIVATE_FILE_MODE });
 			// A later snapshot (the synchronous flush at deactivation) may have landed meanwhile.
 			if (sequence < this.landed) {
 				await fs.rm(temp, { force: true });

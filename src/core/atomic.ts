@@ -1,8 +1,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { type Boundary, realPathOf } from './boundary';
 import type { FileChange } from './context';
-import { CancelledError, fromNodeError, ToolError } from './errors';
+import { BoundaryError, CancelledError, fromNodeError, ToolError } from './errors';
+import { readWhole } from './files';
+import { CREATE_FLAGS, inPinnedFolder, makeFolders, PinnedFolder, realPathOfHandle, removeEmptyFolders, withFileForReading } from './verifiedOpen';
 
 /**
  * Atomic writes: the new bytes go to a temp file in the same folder (same file system, so the
@@ -16,69 +19,228 @@ const TEMP_PATTERN = /^\.(.*)\.tb(\d+)-[0-9a-f]{8}\.tmp$/;
 /** Room left in a 255-byte file name for the temp decoration. */
 const MAX_BASE_CHARS = 200;
 
-function tempNameFor(target: string): string {
-	const base = path.basename(target).slice(0, MAX_BASE_CHARS);
-	return path.join(path.dirname(target), `.${base}.tb${process.pid}-${randomBytes(4).toString('hex')}.tmp`);
+/** The name of a new temp for a file named `name`, in the same folder. */
+function tempNameFor(name: string): string {
+	return `.${name.slice(0, MAX_BASE_CHARS)}.tb${process.pid}-${randomBytes(4).toString('hex')}.tmp`;
 }
 
 export interface AtomicWriteOptions {
 	/** Permission bits for a new file (an existing file keeps its own). */
 	readonly mode?: number;
 	readonly signal?: AbortSignal;
+	/**
+	 * Where the write must land: every folder and file it opens is checked against it after the
+	 * open. Without it, only the intended folder is checked (it must be the one the path led to).
+	 */
+	readonly boundary?: Boundary;
+	/** How messages name the file (default: its path). */
+	readonly display?: string;
+}
+
+/**
+ * Where a path's bytes land: the real path of its folder and the name in it. Writes follow a
+ * symlink (its target changes, the link stays); removals take the entry itself.
+ */
+interface Place {
+	readonly folder: string;
+	readonly name: string;
+	readonly display: string;
+}
+
+async function placeOf(target: string, display: string, boundary: Boundary | undefined, follow: boolean): Promise<Place> {
+	const at = follow ? target : path.dirname(target);
+	const real = boundary ? (await boundary.resolve(at, 'write')).real : (await realPathOf(at, display)).real;
+	return follow ? { folder: path.dirname(real), name: path.basename(real), display } : { folder: real, name: path.basename(target), display };
+}
+
+/**
+ * The folders one write (or change set) works in, each opened and checked once and kept open until
+ * it is done: a temp is renamed, or removed, in the very folder it was made in, even if that
+ * folder's path was changed meanwhile.
+ */
+class Folders {
+	private readonly pinned = new Map<string, Promise<PinnedFolder>>();
+
+	constructor(private readonly boundary: Boundary | undefined) {}
+
+	/** The existing folder at a real path. */
+	pin(real: string, display: string): Promise<PinnedFolder> {
+		let folder = this.pinned.get(real);
+		if (!folder) {
+			folder = PinnedFolder.open(display, { reach: this.boundary, expect: real });
+			this.pinned.set(real, folder);
+		}
+		return folder;
+	}
+
+	/** The folder at a real path, made (with its missing parents) if need be; `created` lists what this call made. */
+	async make(real: string, display: string): Promise<{ folder: PinnedFolder; created: string[] }> {
+		const known = this.pinned.get(real);
+		if (known) return { folder: await known, created: [] };
+		const made = makeFolders(real, display, this.boundary);
+		this.pinned.set(real, made.then(result => result.folder));
+		return made;
+	}
+
+	/** Flushes the renames and removals in each folder to disk. */
+	async sync(): Promise<void> {
+		await Promise.all([...this.pinned.values()].map(folder => folder.then(pinned => pinned.sync(), () => undefined)));
+	}
+
+	async close(): Promise<void> {
+		await Promise.all([...this.pinned.values()].map(folder => folder.then(pinned => pinned.close(), () => undefined)));
+		this.pinned.clear();
+	}
 }
 
 /** A temp file holding the new bytes, flushed to disk, waiting to be renamed over its target. */
 interface Staged {
+	readonly place: Place;
+	/** The folder it was made in, still open. */
+	readonly folder: PinnedFolder;
+	/** The temp's name, in the same folder. */
 	readonly temp: string;
-	readonly destination: string;
+	/** The temp's identity: after the rename, the target must be this very file. */
+	readonly dev: number;
+	readonly ino: number;
+	/** Folders made for it (real paths, outermost first). */
+	readonly created: string[];
+}
+
+interface StageOptions extends AtomicWriteOptions {
+	/** Make the missing folders on the way (a new file, or a moved one). */
+	readonly createFolders?: boolean;
+	/** The target must not exist (a created file): someone else making it meanwhile stops the write. */
+	readonly mustBeNew?: boolean;
 }
 
 /**
  * Writes `bytes` to `target` atomically. A symlink is written through (its target changes, the
  * link stays), and an existing file keeps its permission bits (and owner, where allowed).
  */
-export async function writeFileAtomic(target: string, bytes: Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
-	const staged = await stageWrite(target, bytes, options);
-	await renameStaged(staged, options.signal);
-	await syncDirectory(path.dirname(staged.destination));
+export function writeFileAtomic(target: string, bytes: Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
+	return withFolders(options.boundary, folders => writeIn(folders, target, bytes, options));
 }
 
-/** Everything of an atomic write that can fail, short of the rename: nothing visible changes. */
-async function stageWrite(target: string, bytes: Uint8Array, options: AtomicWriteOptions): Promise<Staged> {
-	const destination = await realTarget(target);
-	const existing = await fs.promises.stat(destination).catch(() => undefined);
-	if (existing?.isDirectory()) throw Object.assign(new Error(`EISDIR: ${destination}`), { code: 'EISDIR' });
-	// A rename needs only the folder's permission; a file its owner made read-only must stay so.
-	if (existing) await fs.promises.access(destination, fs.constants.W_OK);
-	await removeDeadTemps(destination);
-	const temp = tempNameFor(destination);
+/** Runs a write in its own set of folders; on success, flushes them to disk. */
+async function withFolders(boundary: Boundary | undefined, work: (folders: Folders) => Promise<void>): Promise<void> {
+	const folders = new Folders(boundary);
+	try {
+		await work(folders);
+		await folders.sync();
+	} finally {
+		await folders.close();
+	}
+}
+
+async function writeIn(folders: Folders, target: string, bytes: Uint8Array, options: AtomicWriteOptions): Promise<void> {
+	const place = await placeOf(target, options.display ?? target, options.boundary, true);
+	const staged = await stageWrite(folders, place, bytes, options);
+	await commitStaged(staged, options.boundary, options.signal);
+}
+
+/**
+ * Everything of an atomic write that can fail, short of the rename: nothing visible changes. The
+ * folder is opened and checked first; the temp is created in it exclusively, never through a link,
+ * and checked again (where it really is) before a byte is written.
+ */
+async function stageWrite(folders: Folders, place: Place, bytes: Uint8Array, options: StageOptions): Promise<Staged> {
+	const { folder, created } = options.createFolders
+		? await folders.make(place.folder, place.display)
+		: { folder: await folders.pin(place.folder, place.display), created: [] };
+	const temp = tempNameFor(place.name);
 	let handle: fs.promises.FileHandle | undefined;
 	try {
-		handle = await fs.promises.open(temp, 'wx', existing ? existing.mode & 0o7777 : options.mode ?? 0o666);
+		const existing = await fs.promises.lstat(folder.entry(place.name)).catch(() => undefined);
+		if (existing?.isDirectory()) throw Object.assign(new Error(`EISDIR: ${place.display}`), { code: 'EISDIR' });
+		if (existing && options.mustBeNew) {
+			throw new ToolError('already_exists', `${place.display} was created by someone else while this change was prepared. Nothing was written. Read it, then decide whether to overwrite it.`);
+		}
+		// A symlink put in the file's place meanwhile is replaced, never followed.
+		const current = existing?.isFile() ? existing : undefined;
+		// A rename needs only the folder's permission; a file its owner made read-only must stay so.
+		if (current) await fs.promises.access(folder.entry(place.name), fs.constants.W_OK);
+		await removeDeadTempsIn(folder, place.name);
+		handle = await fs.promises.open(folder.entry(temp), CREATE_FLAGS, current ? current.mode & 0o7777 : options.mode ?? 0o666);
+		const stat = await checkCreated(handle, folder, temp, place, options.boundary);
 		await writeAll(handle, bytes, options.signal);
-		if (existing) await keepOwnerAndMode(handle, existing);
+		if (current) await keepOwnerAndMode(handle, current);
 		await handle.sync();
 		await handle.close();
-		return { temp, destination };
+		return { place, folder, temp, dev: stat.dev, ino: stat.ino, created };
 	} catch (error) {
-		await handle?.close().catch(() => undefined);
-		await fs.promises.unlink(temp).catch(() => undefined);
+		if (handle) {
+			await handle.close().catch(() => undefined);
+			await fs.promises.unlink(folder.entry(temp)).catch(() => undefined);
+		}
+		await removeEmptyFolders(created, options.boundary);
 		throw error;
 	}
 }
 
-async function renameStaged(staged: Staged, signal?: AbortSignal): Promise<void> {
+/**
+ * The temp must be the entry made in the folder that was checked (by identity: the folder itself
+ * may have been renamed meanwhile, taking it along), and really be inside the boundary.
+ */
+async function checkCreated(handle: fs.promises.FileHandle, folder: PinnedFolder, temp: string, place: Place, boundary: Boundary | undefined): Promise<fs.Stats> {
+	const stat = await handle.stat();
+	const entry = await fs.promises.lstat(folder.entry(temp)).catch(() => undefined);
+	const real = await realPathOfHandle(handle, folder.entry(temp), stat);
+	if (!entry || entry.dev !== stat.dev || entry.ino !== stat.ino || real === undefined) throw landedElsewhere(place.display);
+	boundary?.assertReachable(real, 'write', place.display);
+	return stat;
+}
+
+/** The visible step: the temp renamed over the target inside its checked folder, then checked where it landed. */
+async function commitStaged(staged: Staged, boundary: Boundary | undefined, signal?: AbortSignal): Promise<void> {
 	try {
 		if (signal?.aborted) throw new CancelledError('The write');
-		await fs.promises.rename(staged.temp, staged.destination);
+		await fs.promises.rename(staged.folder.entry(staged.temp), staged.folder.entry(staged.place.name));
+		await checkLanded(staged, boundary);
 	} catch (error) {
-		await discardStaged(staged);
+		await discardStaged(staged, boundary);
 		throw error;
 	}
 }
 
-async function discardStaged(staged: Staged | undefined): Promise<void> {
-	if (staged) await fs.promises.unlink(staged.temp).catch(() => undefined);
+/**
+ * After the rename, the target must be the file written, in a folder inside the boundary. If it
+ * is not, what was written is removed (if it is ours) and the write fails.
+ */
+async function checkLanded(staged: Staged, boundary: Boundary | undefined): Promise<void> {
+	const { folder } = staged;
+	const target = folder.entry(staged.place.name);
+	const landed = await fs.promises.lstat(target).catch(() => undefined);
+	const ours = landed !== undefined && landed.dev === staged.dev && landed.ino === staged.ino;
+	const where = await folder.whereNow();
+	if (ours && where !== undefined && isReachable(boundary, where, staged.place.display)) return;
+	if (ours) await fs.promises.unlink(target).catch(() => undefined);
+	throw landedElsewhere(staged.place.display);
+}
+
+function isReachable(boundary: Boundary | undefined, real: string, display: string): boolean {
+	try {
+		boundary?.assertReachable(real, 'write', display);
+		return true;
+	} catch {
+		return false;
+	}
+}
+
+function landedElsewhere(display: string): ToolError {
+	return new ToolError('io', `${display} was not written where it was meant to go: a folder or symlink on its path changed while writing, so what was written is removed again. Check the path with list_dir, then try again.`);
+}
+
+async function discardStaged(staged: Staged | undefined, boundary: Boundary | undefined): Promise<void> {
+	if (!staged) return;
+	await fs.promises.unlink(staged.folder.entry(staged.temp)).catch(() => undefined);
+	await removeEmptyFolders(staged.created, boundary);
+}
+
+/** Removes one entry (never what a symlink there points to) through its checked folder. */
+async function removeEntry(folders: Folders, place: Place): Promise<void> {
+	const folder = await folders.pin(place.folder, place.display);
+	await fs.promises.unlink(folder.entry(place.name)).catch(ignoreMissing);
 }
 
 async function writeAll(handle: fs.promises.FileHandle, bytes: Uint8Array, signal?: AbortSignal): Promise<void> {
@@ -100,41 +262,26 @@ async function keepOwnerAndMode(handle: fs.promises.FileHandle, stat: fs.Stats):
 	}
 }
 
-/** The file a path leads to: a symlink is written through, so the link itself survives. */
-async function realTarget(target: string): Promise<string> {
-	try {
-		const stat = await fs.promises.lstat(target);
-		if (!stat.isSymbolicLink()) return target;
-		return await fs.promises.realpath(target);
-	} catch {
-		return target;
-	}
-}
-
-/** Flushes the rename itself to disk (the folder's entry); not possible on every platform. */
-async function syncDirectory(folder: string): Promise<void> {
-	if (process.platform === 'win32') return;
-	const handle = await fs.promises.open(folder, 'r').catch(() => undefined);
-	if (!handle) return;
-	await handle.sync().catch(() => undefined);
-	await handle.close().catch(() => undefined);
-}
-
 /** Removes temps of this file left by writers that died (SIGKILL, power loss) before renaming. */
 export async function removeDeadTemps(target: string): Promise<string[]> {
-	const folder = path.dirname(target);
-	const base = path.basename(target).slice(0, MAX_BASE_CHARS);
+	const folder = await fs.promises.realpath(path.dirname(target)).catch(() => undefined);
+	if (!folder) return [];
+	return inPinnedFolder(target, { expect: folder }, pinned => removeDeadTempsIn(pinned, path.basename(target))).catch(() => []);
+}
+
+async function removeDeadTempsIn(folder: PinnedFolder, name: string): Promise<string[]> {
+	const base = name.slice(0, MAX_BASE_CHARS);
 	let names: string[];
 	try {
-		names = await fs.promises.readdir(folder);
+		names = await fs.promises.readdir(folder.self);
 	} catch {
 		return [];
 	}
 	const removed: string[] = [];
-	for (const name of names) {
-		const match = TEMP_PATTERN.exec(name);
+	for (const entry of names) {
+		const match = TEMP_PATTERN.exec(entry);
 		if (!match || match[1] !== base || isAlive(Number(match[2]))) continue;
-		await fs.promises.unlink(path.join(folder, name)).then(() => removed.push(name), () => undefined);
+		await fs.promises.unlink(folder.entry(entry)).then(() => removed.push(entry), () => undefined);
 	}
 	return removed;
 }
@@ -163,8 +310,6 @@ interface Prepared {
 	/** Disk bytes before (null: there was no file). */
 	readonly original: Uint8Array | null;
 	readonly originalMode?: number;
-	/** Folders created for a new file, deepest last. */
-	readonly createdDirs: string[];
 }
 
 /** A seam for tests to make the commit phase fail at a chosen file (a disk error cannot be ordered). */
@@ -172,24 +317,34 @@ export interface CommitFaults {
 	beforeCommit?(change: FileChange, index: number): void;
 }
 
+export interface ApplyOptions extends CommitFaults {
+	/** Where every write and removal must land (see AtomicWriteOptions.boundary). */
+	readonly boundary?: Boundary;
+}
+
 /** Temps written at once while staging: fsyncs overlap, without flooding the disk. */
 const STAGING_CONCURRENCY = 8;
 
 /**
  * Applies a change set all or nothing, in two phases. Staging writes and flushes every new file
- * to a temp beside its target (in parallel): whatever fails there (disk full, permissions) fails
- * before anything visible changed. Committing then renames the temps into place and removes
- * deleted files, in order; if one of those steps fails, or the signal fires, the files already
- * committed are put back. Each folder is flushed once at the end.
+ * to a temp beside its target (in parallel): whatever fails there (disk full, permissions, a
+ * folder swapped for a link) fails before anything visible changed. Committing then renames the
+ * temps into place and removes deleted files, in order; if one of those steps fails, or the
+ * signal fires, the files already committed are put back. Each folder is flushed once at the end.
  */
-export async function applyChangesAtomically(changes: readonly FileChange[], signal?: AbortSignal, faults?: CommitFaults): Promise<void> {
+export function applyChangesAtomically(changes: readonly FileChange[], signal?: AbortSignal, options: ApplyOptions = {}): Promise<void> {
+	return withFolders(options.boundary, folders => applyIn(folders, changes, signal, options));
+}
+
+async function applyIn(folders: Folders, changes: readonly FileChange[], signal: AbortSignal | undefined, options: ApplyOptions): Promise<void> {
+	const { boundary } = options;
 	const prepared: (Prepared | undefined)[] = new Array(changes.length);
 	try {
 		await forEachLimited(changes, STAGING_CONCURRENCY, async (change, index) => {
 			if (signal?.aborted) throw new CancelledError('Writing the changes');
-			prepared[index] = await prepare(change, changes.length > 1, signal);
+			prepared[index] = await prepare(folders, change, changes.length > 1, boundary, signal);
 		}).catch(async error => {
-			await Promise.all(prepared.map(item => item && discard(item)));
+			await Promise.all(prepared.map(item => item && discardStaged(item.staged, boundary)));
 			throw error;
 		});
 	} catch (error) {
@@ -202,17 +357,15 @@ export async function applyChangesAtomically(changes: readonly FileChange[], sig
 		for (const item of ready) {
 			current = item;
 			if (signal?.aborted) throw new CancelledError('Writing the changes');
-			faults?.beforeCommit?.(item.change, committed.length);
-			await commit(item);
+			options.beforeCommit?.(item.change, committed.length);
+			await commit(folders, item, boundary);
 			committed.push(item);
 		}
 	} catch (error) {
-		await Promise.all(ready.filter(item => !committed.includes(item)).map(discard));
-		const unrestored = await rollback(committed);
+		await Promise.all(ready.filter(item => !committed.includes(item)).map(item => discardStaged(item.staged, boundary)));
+		const unrestored = await rollback(folders, committed, boundary);
 		throw describeFailure(error, (current ?? ready[0]).change, committed.length, unrestored);
 	}
-	const folders = new Set(ready.flatMap(({ change }) => [change.path, change.movedTo?.path].filter((p): p is string => !!p).map(p => path.dirname(p))));
-	await Promise.all([...folders].map(syncDirectory));
 }
 
 /** The change a staging error belongs to (forEachLimited tags it). */
@@ -241,83 +394,66 @@ async function forEachLimited<T>(items: readonly T[], limit: number, work: (item
 	if (rejected) throw rejected.reason;
 }
 
-async function prepare(change: FileChange, remember: boolean, signal?: AbortSignal): Promise<Prepared> {
-	const source = change.path;
-	const target = change.movedTo?.path ?? change.path;
+async function prepare(folders: Folders, change: FileChange, remember: boolean, boundary: Boundary | undefined, signal?: AbortSignal): Promise<Prepared> {
+	const moves = change.movedTo !== undefined && path.resolve(change.path) !== path.resolve(change.movedTo.path);
 	// The source's mode serves both the rollback and a moved file (which keeps its permissions).
-	const sourceMode = change.before !== null && (remember || change.movedTo)
-		? (await fs.promises.stat(source).catch(() => undefined))?.mode
-		: undefined;
-	const original = remember && change.before !== null ? await fs.promises.readFile(source).catch(() => null) : null;
-	const originalMode = remember ? sourceMode : undefined;
-	if (change.after === null) return { change, original, originalMode, createdDirs: [] };
-	const createdDirs = change.before === null || change.movedTo ? await makeParents(target) : [];
+	const source = change.before !== null && (remember || change.movedTo)
+		? await readOriginal(change.path, change.displayPath, boundary, remember)
+		: { bytes: null };
+	const originalMode = remember ? source.mode : undefined;
+	if (change.after === null) return { change, original: source.bytes, originalMode };
+	const display = change.movedTo?.displayPath ?? change.displayPath;
+	const place = await placeOf(change.movedTo?.path ?? change.path, display, boundary, true);
+	const fresh = change.before === null || moves;
+	const mode = change.movedTo && source.mode !== undefined ? source.mode & 0o7777 : undefined;
+	const staged = await stageWrite(folders, place, change.after, { signal, boundary, createFolders: change.before === null || change.movedTo !== undefined, mustBeNew: fresh, ...(mode !== undefined ? { mode } : {}) });
+	return { change, staged, original: source.bytes, originalMode };
+}
+
+/** A file's bytes (when wanted, for the rollback) and mode, read through a checked descriptor; nothing when it is gone. */
+async function readOriginal(absolute: string, display: string, boundary: Boundary | undefined, wantBytes: boolean): Promise<{ bytes: Uint8Array | null; mode?: number }> {
 	try {
-		const mode = change.movedTo ? sourceMode : undefined;
-		const staged = await stageWrite(target, change.after, { signal, ...(mode !== undefined ? { mode: mode & 0o7777 } : {}) });
-		return { change, staged, original, originalMode, createdDirs };
+		return await withFileForReading(absolute, display, boundary, 'write', async ({ handle, stat }) => ({
+			bytes: wantBytes ? await readWhole(handle, stat.size) : null,
+			mode: stat.mode,
+		}));
 	} catch (error) {
-		await removeFolders(createdDirs);
-		throw error;
+		if (error instanceof BoundaryError) throw error;
+		return { bytes: null };
 	}
 }
 
 /** The visible step: the rename into place, or the removal. */
-async function commit({ change, staged }: Prepared): Promise<void> {
+async function commit(folders: Folders, { change, staged }: Prepared, boundary: Boundary | undefined): Promise<void> {
 	if (!staged) {
-		await fs.promises.unlink(change.path).catch(ignoreMissing);
+		await removeEntry(folders, await placeOf(change.path, change.displayPath, boundary, false));
 		return;
 	}
-	await renameStaged(staged);
+	await commitStaged(staged, boundary);
 	if (change.movedTo && path.resolve(change.path) !== path.resolve(change.movedTo.path)) {
 		try {
-			await fs.promises.unlink(change.path).catch(ignoreMissing);
+			await removeEntry(folders, await placeOf(change.path, change.displayPath, boundary, false));
 		} catch (error) {
-			await fs.promises.unlink(staged.destination).catch(() => undefined);
+			await removeEntry(folders, staged.place).catch(() => undefined);
 			throw error;
 		}
 	}
-}
-
-async function discard(item: Prepared): Promise<void> {
-	await discardStaged(item.staged);
-	await removeFolders(item.createdDirs);
 }
 
 function ignoreMissing(error: NodeJS.ErrnoException): void {
 	if (error.code !== 'ENOENT') throw error;
 }
 
-/** `mkdir -p`, returning the folders it created (outermost first). */
-async function makeParents(file: string): Promise<string[]> {
-	const missing: string[] = [];
-	for (let folder = path.dirname(file); ; folder = path.dirname(folder)) {
-		const exists = await fs.promises.stat(folder).then(() => true, () => false);
-		if (exists || path.dirname(folder) === folder) break;
-		missing.unshift(folder);
-	}
-	if (missing.length) await fs.promises.mkdir(missing[missing.length - 1], { recursive: true });
-	return missing;
-}
-
-/** Removes folders made for a new file, innermost first, if they are still empty. */
-async function removeFolders(createdDirs: readonly string[]): Promise<void> {
-	for (const folder of [...createdDirs].reverse()) await fs.promises.rmdir(folder).catch(() => undefined);
-}
-
 /** Undoes committed changes, newest first. Returns the display paths it could not restore. */
-async function rollback(applied: readonly Prepared[]): Promise<string[]> {
+async function rollback(folders: Folders, applied: readonly Prepared[], boundary: Boundary | undefined): Promise<string[]> {
 	const unrestored: string[] = [];
-	for (const { change, original, originalMode, createdDirs } of [...applied].reverse()) {
+	for (const { change, staged, original, originalMode } of [...applied].reverse()) {
 		try {
-			const target = change.movedTo?.path ?? change.path;
-			if (change.after !== null && (change.before === null || change.movedTo)) {
-				await fs.promises.unlink(target).catch(ignoreMissing);
-			}
+			if (staged && (change.before === null || change.movedTo)) await removeEntry(folders, staged.place);
 			if (change.before !== null && original !== null) {
-				await writeFileAtomic(change.path, original, originalMode !== undefined ? { mode: originalMode & 0o7777 } : {});
+				await writeIn(folders, change.path, original, { boundary, display: change.displayPath, ...(originalMode !== undefined ? { mode: originalMode & 0o7777 } : {}) });
 			}
-			await removeFolders(createdDirs);
+			if (staged) await removeEmptyFolders(staged.created, boundary);
 		} catch {
 			unrestored.push(change.displayPath);
 		}

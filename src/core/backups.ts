@@ -2,7 +2,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { FileChange } from './context';
+import { ToolError } from './errors';
 import { compactStamp } from './files';
+import { PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE } from './storage';
+import { OpenedFile, openForReading, pathOfOpened, Reach } from './verifiedOpen';
 
 /**
  * Before every mutation the files it touches are copied to `<storageDir>/backups/<set>/`, with a
@@ -39,21 +42,21 @@ export interface BackupSet {
 	readonly files: readonly BackupEntry[];
 }
 
-/** Copies the current disk content of every file a change set touches. Returns the copies' paths. */
-export async function backupOriginals(storageDir: string, title: string, changes: readonly FileChange[], tool?: string): Promise<{ set: BackupSet; copies: string[] }> {
+/**
+ * Copies the current disk content of every file a change set touches. Returns the copies' paths.
+ * Each original is opened and checked against `reach` before it is copied, so a swapped folder
+ * cannot slip an outside file into a backup (that a restore would then write into the workspace).
+ * Backups are private to the user: folders 0700, files 0600.
+ */
+export async function backupOriginals(storageDir: string, title: string, changes: readonly FileChange[], tool?: string, reach?: Reach): Promise<{ set: BackupSet; copies: string[] }> {
 	const root = path.join(storageDir, BACKUP_FOLDER);
 	const createdAt = nextCreatedAt();
 	const id = `${compactStamp(createdAt)}-${randomBytes(3).toString('hex')}`;
 	const dir = path.join(root, id);
-	await fs.promises.mkdir(dir, { recursive: true });
+	await fs.promises.mkdir(dir, { recursive: true, mode: PRIVATE_FOLDER_MODE });
 	const files = await Promise.all(changes.map(async (change, index): Promise<BackupEntry> => {
 		const copy = `${index}-${path.basename(change.path)}`;
-		// copyFile may clone (reflink) on file systems that can: a 50 MB backup costs next to nothing there.
-		const existed = await fs.promises.copyFile(change.path, path.join(dir, copy), fs.constants.COPYFILE_FICLONE)
-			.then(() => true, (error: NodeJS.ErrnoException) => {
-				if (error.code === 'ENOENT') return false;
-				throw error;
-			});
+		const existed = await copyOriginal(change, path.join(dir, copy), reach);
 		return {
 			path: change.path,
 			displayPath: change.displayPath,
@@ -64,9 +67,28 @@ export async function backupOriginals(storageDir: string, title: string, changes
 	}));
 	const copies = files.filter(file => file.copy).map(file => path.join(dir, file.copy!));
 	const set: BackupSet = { id, dir, title, ...(tool ? { tool } : {}), createdAt, files };
-	await fs.promises.writeFile(path.join(dir, MANIFEST), JSON.stringify({ id, title, ...(tool ? { tool } : {}), createdAt, files }, null, '\t'));
+	await fs.promises.writeFile(path.join(dir, MANIFEST), JSON.stringify({ id, title, ...(tool ? { tool } : {}), createdAt, files }, null, '\t'), { mode: PRIVATE_FILE_MODE });
 	await prune(root);
 	return { set, copies };
+}
+
+/** False when there was no file to copy. */
+async function copyOriginal(change: FileChange, copy: string, reach: Reach | undefined): Promise<boolean> {
+	let file: OpenedFile;
+	try {
+		file = await openForReading(change.path, change.displayPath, reach, 'write');
+	} catch (error) {
+		if (error instanceof ToolError && error.code === 'not_found') return false;
+		throw error;
+	}
+	try {
+		// copyFile may clone (reflink) on file systems that can: a 50 MB backup costs next to nothing there.
+		await fs.promises.copyFile(pathOfOpened(file), copy, fs.constants.COPYFILE_FICLONE);
+		await fs.promises.chmod(copy, PRIVATE_FILE_MODE);
+		return true;
+	} finally {
+		await file.handle.close().catch(() => undefined);
+	}
 }
 
 let lastCreatedAt = 0;

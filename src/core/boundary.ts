@@ -22,8 +22,14 @@ export interface BoundaryOptions {
 	fileAccess: 'workspace' | 'unrestricted';
 	/** Absolute; read-only extra roots. Relative entries are ignored (relative to what?). */
 	additionalReadPaths: string[];
-	/** Globs relative to a workspace folder, e.g. '.git/**', '**\/.env*'. */
+	/** Globs relative to a workspace folder, e.g. '**\/.git/**', '**\/.env*'; a glob naming a folder covers what it holds. */
 	protectedPaths: string[];
+	/**
+	 * Absolute folders the tools never reach, even inside a workspace folder: Toolbelt's own storage
+	 * (backups, other workspaces' command logs). An additionalReadPaths entry inside one (this
+	 * workspace's command logs) stays readable.
+	 */
+	privatePaths?: string[];
 }
 
 export type Access = 'read' | 'write';
@@ -50,37 +56,57 @@ interface Place {
 
 interface RootPlace extends Place {
 	readonly root: WorkspaceRoot;
+	/** Whether the file system matches names here regardless of case (protected globs follow it). */
+	readonly caseInsensitive: boolean;
+}
+
+/** What `Boundary.create` finds out about the configured folders, in the order of the options' lists. */
+export interface ResolvedFolders {
+	readonly realRoots?: readonly string[];
+	readonly realExtras?: readonly string[];
+	readonly caseInsensitive?: readonly boolean[];
 }
 
 /** Symlink hops followed by hand for dangling links, as Linux's own limit (MAXSYMLINKS). */
 const MAX_LINK_HOPS = 40;
 
-/** The file systems where `.GIT/config` is `.git/config`. */
-const CASE_INSENSITIVE = process.platform === 'win32' || process.platform === 'darwin';
+/**
+ * The platforms whose usual file systems match names regardless of case (`.GIT/config` is
+ * `.git/config`): the default where a folder's name cannot tell (see probeCaseInsensitive).
+ */
+const PLATFORM_CASE_INSENSITIVE = process.platform === 'win32' || process.platform === 'darwin';
 
 export class Boundary {
 	private readonly places: readonly RootPlace[];
 	private readonly extras: readonly Place[];
-	private readonly protectedMatchers: readonly ((relative: string) => boolean)[];
+	private readonly privates: readonly Place[];
+	/** Per place, then per glob. */
+	private readonly protectedMatchers: readonly (readonly Matcher[])[];
+	/** For paths outside every folder: matched by their whole path, with the platform's case rule. */
+	private readonly outsideMatchers: readonly Matcher[];
 
 	/**
-	 * Takes the roots as real paths already; use `Boundary.create`, which resolves them, unless the
-	 * real paths are known (`realRoots` / `realExtras` in the same order as the options' lists).
+	 * Takes the folders as they are configured; use `Boundary.create`, which finds their real paths
+	 * and case rule, unless those are known (`folders`).
 	 */
-	constructor(private readonly options: BoundaryOptions, realRoots?: readonly string[], realExtras?: readonly string[]) {
+	constructor(private readonly options: BoundaryOptions, folders: ResolvedFolders = {}) {
 		this.places = options.roots.map((root, index) => {
 			const lexical = path.resolve(root.path);
-			return { root, path: lexical, real: realRoots?.[index] ?? lexical };
+			return { root, path: lexical, real: folders.realRoots?.[index] ?? lexical, caseInsensitive: folders.caseInsensitive?.[index] ?? PLATFORM_CASE_INSENSITIVE };
 		});
-		this.extras = absoluteExtras(options.additionalReadPaths).map((extra, index) => ({ path: extra, real: realExtras?.[index] ?? extra }));
-		this.protectedMatchers = options.protectedPaths.map(protectedMatcher);
+		this.extras = absoluteExtras(options.additionalReadPaths).map((extra, index) => ({ path: extra, real: folders.realExtras?.[index] ?? extra }));
+		this.privates = absoluteExtras(options.privatePaths ?? []).map(folder => ({ path: folder, real: folder }));
+		this.protectedMatchers = this.places.map(place => options.protectedPaths.map(glob => protectedMatcher(glob, place.caseInsensitive)));
+		this.outsideMatchers = options.protectedPaths.map(glob => protectedMatcher(glob, PLATFORM_CASE_INSENSITIVE));
 	}
 
-	/** Resolves the real paths of the roots once (a root may itself be a symlink). */
+	/** Resolves the real paths of the folders once (a root may itself be a symlink) and how each matches case. */
 	static async create(options: BoundaryOptions): Promise<Boundary> {
 		const realRoots = await Promise.all(options.roots.map(root => realOrSelf(path.resolve(root.path))));
 		const realExtras = await Promise.all(absoluteExtras(options.additionalReadPaths).map(realOrSelf));
-		return new Boundary(options, realRoots, realExtras);
+		const caseInsensitive = await Promise.all(realRoots.map(probeCaseInsensitive));
+		const realPrivates = await Promise.all(absoluteExtras(options.privatePaths ?? []).map(realOrSelf));
+		return new Boundary({ ...options, privatePaths: [...new Set([...(options.privatePaths ?? []), ...realPrivates])] }, { realRoots, realExtras, caseInsensitive });
 	}
 
 	get roots(): readonly WorkspaceRoot[] {
@@ -102,6 +128,8 @@ export class Boundary {
 		const { real, exists } = await realPathOf(absolute, input);
 		const realRoot = this.rootPlaceOf(real, true);
 		if (!realRoot) this.checkRealOutside(input, absolute, real, access);
+		this.checkNotPrivate(input, absolute, access);
+		this.checkNotPrivate(input, real, access);
 		return {
 			input,
 			absolute,
@@ -144,6 +172,25 @@ export class Boundary {
 		throw new BoundaryError('symlink_escape', input, `${quote(input)} goes through a symlink to ${real}, ${where} (rule: symlink_escape). Symlinks may only point inside the workspace; use the target's own path if it is inside ${this.describeRoots()}, or ask the user.`);
 	}
 
+	/**
+	 * Checks where something opened really is (the real path of its descriptor), after it was opened:
+	 * a folder or symlink on its path may have been swapped since `resolve` looked. Throws unless the
+	 * place may be used for `access` (`display` names the path in the message).
+	 */
+	assertReachable(real: string, access: Access, display: string): void {
+		this.checkNotPrivate(display, real, access);
+		if (this.unrestricted || this.rootPlaceOf(real, true)) return;
+		if (access === 'read' && this.extras.some(extra => contains(extra.real, real) || contains(extra.path, real))) return;
+		throw new BoundaryError('swapped_during_call', display, `${quote(display)} led to ${real} when it was opened, outside the workspace (rule: swapped_during_call): a folder or symlink on its path changed while the call ran. Nothing was read or written there. Check the path with list_dir; use a path inside ${this.describeRoots()}.`);
+	}
+
+	/** Toolbelt's own storage is out of reach, except this workspace's command logs for reading. */
+	private checkNotPrivate(input: string, absolute: string, access: Access): void {
+		if (!this.privates.some(folder => contains(folder.path, absolute))) return;
+		if (access === 'read' && this.extras.some(extra => containsEither(extra, absolute))) return;
+		throw new BoundaryError('private_storage', input, `${quote(input)} is inside Toolbelt's own storage (backups and command logs of workspaces) (rule: private_storage). Tools do not read or change it; only this workspace's command logs can be read, at the paths run_command gives.`);
+	}
+
 	/** The innermost folder holding a path, by configured path or by real path (`realOnly` for real paths). */
 	private rootPlaceOf(absolute: string, realOnly = false): RootPlace | undefined {
 		let best: RootPlace | undefined;
@@ -174,15 +221,17 @@ export class Boundary {
 	 * `.git/config` counts.
 	 */
 	isProtected(absolutePath: string): boolean {
-		if (this.protectedMatchers.length === 0) return false;
+		if (this.outsideMatchers.length === 0) return false;
 		const absolute = this.absoluteOf(absolutePath);
-		const candidates: string[] = [];
-		for (const place of this.places) {
+		let inside = false;
+		for (const [index, place] of this.places.entries()) {
 			const relative = relativeInside(place, absolute);
-			if (relative !== undefined) candidates.push(toPosix(relative));
+			if (relative === undefined) continue;
+			inside = true;
+			if (this.protectedMatchers[index].some(matches => matches(toPosix(relative)))) return true;
 		}
-		if (candidates.length === 0) candidates.push(toPosix(absolute).replace(/^([a-zA-Z]:)?\/+/, ''));
-		return candidates.some(relative => this.protectedMatchers.some(matches => matches(relative)));
+		const whole = toPosix(absolute).replace(/^([a-zA-Z]:)?\/+/, '');
+		return !inside && this.outsideMatchers.some(matches => matches(whole));
 	}
 
 	/** Normalises a path we found ourselves; a relative one is taken against the first folder, never the process's cwd. */
@@ -240,12 +289,49 @@ function relativeInside(place: Place, absolute: string): string | undefined {
 	return relativeTo(place.path, absolute) ?? relativeTo(place.real, absolute);
 }
 
-function protectedMatcher(glob: string): (relative: string) => boolean {
-	const matches = picomatch(glob, { dot: true, nocase: CASE_INSENSITIVE });
+type Matcher = (relative: string) => boolean;
+
+/**
+ * Whether a workspace-relative POSIX path is protected by one glob. A glob that names a folder
+ * (`foo`, `foo/`, `foo/**`) protects what it holds: the path matches when it, or any folder above
+ * it, does. `caseInsensitive` follows the file system (see probeCaseInsensitive).
+ */
+export function protectedMatcher(glob: string, caseInsensitive: boolean): Matcher {
+	const pattern = glob.replace(/\/+$/, '');
+	if (pattern === '') return () => false;
+	const matches = picomatch(pattern, { dot: true, nocase: caseInsensitive });
 	// A folder above a protected glob's fixed part (`.vscode` for `.vscode/*.json`) holds protected
 	// files: moving or deleting it is a change to them.
-	const base = picomatch.scan(glob).base;
-	return relative => matches(relative) || (base !== '' && (relative === '' || base === relative || base.startsWith(`${relative}/`)));
+	const fold = (text: string) => (caseInsensitive ? text.toLowerCase() : text);
+	const base = fold(picomatch.scan(pattern).base);
+	return relative => {
+		if (matches(relative)) return true;
+		for (let slash = relative.indexOf('/'); slash !== -1; slash = relative.indexOf('/', slash + 1)) {
+			if (matches(relative.slice(0, slash))) return true;
+		}
+		const folded = fold(relative);
+		return base !== '' && (folded === '' || base === folded || base.startsWith(`${folded}/`));
+	};
+}
+
+/**
+ * Whether names under a folder match regardless of case, probed once per workspace folder: the
+ * folder's own name, with its letters' case flipped, is looked up in its parent and must lead to
+ * the same folder (dev/ino). This asks the file system, not the platform: a case-sensitive APFS
+ * volume on macOS or a casefolded ext4 folder on Linux is seen as it is. It tests the parent's
+ * rule, which is the folder's own unless the folder is a mount point; when no name on the way
+ * has a letter, the platform's usual rule applies.
+ */
+export async function probeCaseInsensitive(real: string): Promise<boolean> {
+	for (let current = real; path.dirname(current) !== current; current = path.dirname(current)) {
+		const name = path.basename(current);
+		const flipped = [...name].map(char => (char === char.toLowerCase() ? char.toUpperCase() : char.toLowerCase())).join('');
+		if (flipped === name) continue;
+		const [self, other] = await Promise.all([fs.stat(current), fs.stat(path.join(path.dirname(current), flipped))].map(stat => stat.catch(() => undefined)));
+		if (!self) break;
+		return other !== undefined && other.dev === self.dev && other.ino === self.ino;
+	}
+	return PLATFORM_CASE_INSENSITIVE;
 }
 
 async function realOrSelf(absolute: string): Promise<string> {
@@ -261,7 +347,7 @@ async function realOrSelf(absolute: string): Promise<string> {
  * with the rest. A dangling symlink on the way is followed by hand, since writing through it
  * would create its target.
  */
-async function realPathOf(absolute: string, input: string, hops = 0): Promise<{ real: string; exists: boolean }> {
+export async function realPathOf(absolute: string, input: string, hops = 0): Promise<{ real: string; exists: boolean }> {
 	try {
 		return { real: await fs.realpath(absolute), exists: true };
 	} catch (error) {
@@ -272,7 +358,10 @@ async function realPathOf(absolute: string, input: string, hops = 0): Promise<{ 
 	if (link) {
 		if (hops >= MAX_LINK_HOPS) throw new ToolError('io', `${quote(input)} goes through too many symlinks (a loop?). Use a path without symlinks.`);
 		const parent = await realPathOf(path.dirname(absolute), input, hops + 1);
-		const target = path.resolve(parent.real, await fs.readlink(absolute));
+		const text = await fs.readlink(absolute).catch(() => undefined);
+		// No longer a link (it changed since lstat): resolve it again as it is now.
+		if (text === undefined) return realPathOf(absolute, input, hops + 1);
+		const target = path.resolve(parent.real, text);
 		return { real: (await realPathOf(target, input, hops + 1)).real, exists: false };
 	}
 	const parent = path.dirname(absolute);

@@ -38,8 +38,12 @@ export interface Host {
 	dirtyText(absolutePath: string): string | undefined;
 	/** Asks the person. Resolves true to go ahead. Node hosts without a TTY resolve false. */
 	confirm(request: ApprovalRequest): Promise<boolean>;
-	/** Applies a set of file changes all-or-nothing (WorkspaceEdit in VS Code, atomic writes in Node). */
-	applyChanges(changes: readonly FileChange[], signal: AbortSignal): Promise<void>;
+	/**
+	 * Applies a set of file changes all-or-nothing (WorkspaceEdit in VS Code, atomic writes in Node).
+	 * `boundary` is where the writes must land: a host that opens files itself checks what it opened
+	 * against it (see atomic.ts).
+	 */
+	applyChanges(changes: readonly FileChange[], signal: AbortSignal, boundary: Boundary): Promise<void>;
 	/** Shows the diff of applied changes to the person, if the host can. */
 	showDiffs?(changes: readonly FileChange[]): Promise<void>;
 	/** Errors and warnings for these files (or all when empty), if the host knows any. */

@@ -85,7 +85,9 @@ export type BoundaryRule =
 	| 'outside_workspace'
 	| 'symlink_escape'
 	| 'no_workspace'
-	| 'read_only';
+	| 'read_only'
+	| 'private_storage'
+	| 'swapped_during_call';
 
 /** The caller's abort signal fired. */
 export class CancelledError extends ToolError {

@@ -52,20 +52,33 @@ export function compactStamp(time: number | Date, ms = false): string {
 	return ms ? iso.replace('.', '-').replace('Z', '') : iso.slice(0, 15);
 }
 
+/*
+ * The reads below take a file opened and checked by openForReading (verifiedOpen.ts), never a path:
+ * what they read is what the boundary saw.
+ */
+type Handle = fs.promises.FileHandle;
+
 /** The first bytes of a file (enough to sniff it). */
-export function readHead(path: string, bytes = SNIFF_BYTES): Promise<Buffer> {
-	return readRange(path, 0, bytes);
+export function readHead(handle: Handle, bytes = SNIFF_BYTES): Promise<Buffer> {
+	return readRange(handle, 0, bytes);
 }
 
-export async function readRange(path: string, start: number, length: number): Promise<Buffer> {
-	const handle = await fs.promises.open(path, 'r');
-	try {
-		const buffer = Buffer.alloc(length);
-		const { bytesRead } = await handle.read(buffer, 0, length, start);
-		return buffer.subarray(0, bytesRead);
-	} finally {
-		await handle.close();
+export async function readRange(handle: Handle, start: number, length: number): Promise<Buffer> {
+	const buffer = Buffer.alloc(length);
+	const { bytesRead } = await handle.read(buffer, 0, length, start);
+	return buffer.subarray(0, bytesRead);
+}
+
+/** The whole file (callers bound its size first). */
+export async function readWhole(handle: Handle, size: number): Promise<Buffer> {
+	const buffer = Buffer.alloc(size);
+	let filled = 0;
+	while (filled < size) {
+		const { bytesRead } = await handle.read(buffer, filled, size - filled, filled);
+		if (bytesRead === 0) break;
+		filled += bytesRead;
 	}
+	return buffer.subarray(0, filled);
 }
 
 /** Lines of text, 1-based, as a read window returns them. */
@@ -135,80 +148,75 @@ export function windowOfLines(all: string[], options: WindowOptions): LineWindow
  * come and reading stops once the window is full. The total is counted (by a newline scan) only
  * when the file is small enough for that to be cheap.
  */
-export async function readWindowForward(path: string, size: number, options: WindowOptions): Promise<LineWindow> {
-	const handle = await fs.promises.open(path, 'r');
-	try {
-		const decoder = new TextDecoder('utf-8');
-		const buffer = Buffer.alloc(CHUNK);
-		const lines: string[] = [];
-		let keptBytes = 0;
-		let lineNumber = 1;
-		let current = '';
-		let currentBytes = 0;
-		let lineHasChars = false;
-		let partialLine = false;
-		let stoppedByBytes = false;
-		let full = false;
-		let more = false;
-		let position = 0;
+export async function readWindowForward(handle: Handle, size: number, options: WindowOptions): Promise<LineWindow> {
+	const decoder = new TextDecoder('utf-8');
+	const buffer = Buffer.alloc(CHUNK);
+	const lines: string[] = [];
+	let keptBytes = 0;
+	let lineNumber = 1;
+	let current = '';
+	let currentBytes = 0;
+	let lineHasChars = false;
+	let partialLine = false;
+	let stoppedByBytes = false;
+	let full = false;
+	let more = false;
+	let position = 0;
 
-		/** Ends the line being assembled; false when the window has no room for it. */
-		const completeLine = (): boolean => {
-			if (lineNumber >= options.start) {
-				const line = stripCR(current);
-				const lineBytes = Buffer.byteLength(line) + 1 + (options.lineOverhead ?? 0);
-				if (lines.length > 0 && keptBytes + lineBytes > options.maxBytes) {
-					stoppedByBytes = true;
-					return false;
-				}
-				lines.push(line);
-				keptBytes += lineBytes;
+	/** Ends the line being assembled; false when the window has no room for it. */
+	const completeLine = (): boolean => {
+		if (lineNumber >= options.start) {
+			const line = stripCR(current);
+			const lineBytes = Buffer.byteLength(line) + 1 + (options.lineOverhead ?? 0);
+			if (lines.length > 0 && keptBytes + lineBytes > options.maxBytes) {
+				stoppedByBytes = true;
+				return false;
 			}
-			lineNumber++;
-			current = '';
-			currentBytes = 0;
-			lineHasChars = false;
-			return lines.length < options.maxLines;
-		};
-
-		reading: while (position < size) {
-			throwIfAborted(options.signal, 'The read');
-			const { bytesRead } = await handle.read(buffer, 0, CHUNK, position);
-			if (bytesRead === 0) break;
-			let text = decoder.decode(buffer.subarray(0, bytesRead), { stream: true });
-			if (position === 0 && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-			position += bytesRead;
-			let from = 0;
-			for (;;) {
-				const newline = text.indexOf('\n', from);
-				const piece = newline === -1 ? text.slice(from) : text.slice(from, newline);
-				if (piece.length) lineHasChars = true;
-				if (lineNumber >= options.start) {
-					// Hold at most maxLineBytes of one line: a 1 GB line must not be held whole.
-					if (currentBytes < options.maxLineBytes) {
-						current += piece;
-						currentBytes += Buffer.byteLength(piece);
-					} else if (piece.length) {
-						partialLine = true;
-					}
-				}
-				if (newline === -1) break;
-				if (!completeLine()) {
-					full = true;
-					more = stoppedByBytes || newline + 1 < text.length || position < size;
-					break reading;
-				}
-				from = newline + 1;
-			}
+			lines.push(line);
+			keptBytes += lineBytes;
 		}
-		if (!full && lineHasChars) completeLine();
-		let totalLines: number | undefined;
-		if (!full) totalLines = lineNumber - 1;
-		else if (size <= LINE_COUNT_LIMIT) totalLines = await countAllLines(path, size, options.signal);
-		return { firstLine: options.start, lines, totalLines, more, stoppedByBytes, partialLine };
-	} finally {
-		await handle.close();
+		lineNumber++;
+		current = '';
+		currentBytes = 0;
+		lineHasChars = false;
+		return lines.length < options.maxLines;
+	};
+
+	reading: while (position < size) {
+		throwIfAborted(options.signal, 'The read');
+		const { bytesRead } = await handle.read(buffer, 0, CHUNK, position);
+		if (bytesRead === 0) break;
+		let text = decoder.decode(buffer.subarray(0, bytesRead), { stream: true });
+		if (position === 0 && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+		position += bytesRead;
+		let from = 0;
+		for (;;) {
+			const newline = text.indexOf('\n', from);
+			const piece = newline === -1 ? text.slice(from) : text.slice(from, newline);
+			if (piece.length) lineHasChars = true;
+			if (lineNumber >= options.start) {
+				// Hold at most maxLineBytes of one line: a 1 GB line must not be held whole.
+				if (currentBytes < options.maxLineBytes) {
+					current += piece;
+					currentBytes += Buffer.byteLength(piece);
+				} else if (piece.length) {
+					partialLine = true;
+				}
+			}
+			if (newline === -1) break;
+			if (!completeLine()) {
+				full = true;
+				more = stoppedByBytes || newline + 1 < text.length || position < size;
+				break reading;
+			}
+			from = newline + 1;
+		}
 	}
+	if (!full && lineHasChars) completeLine();
+	let totalLines: number | undefined;
+	if (!full) totalLines = lineNumber - 1;
+	else if (size <= LINE_COUNT_LIMIT) totalLines = await countAllLines(handle, size, options.signal);
+	return { firstLine: options.start, lines, totalLines, more, stoppedByBytes, partialLine };
 }
 
 /**
@@ -217,72 +225,67 @@ export async function readWindowForward(path: string, size: number, options: Win
  * count its lines cheaply.
  */
 export async function readWindowBackward(
-	path: string,
+	handle: Handle,
 	size: number,
 	count: number,
 	options: Omit<WindowOptions, 'start' | 'maxLines'>,
 ): Promise<LineWindow> {
 	if (size === 0) return { firstLine: 1, lines: [], totalLines: 0, more: false, stoppedByBytes: false, partialLine: false };
-	const handle = await fs.promises.open(path, 'r');
-	try {
-		const chunks: Buffer[] = [];
-		let held = 0;
-		let position = size;
-		let newlines = 0;
-		// One more newline than lines wanted marks where the first wanted line starts; a final
-		// newline at the end of the file ends the last line and is not counted.
-		let trailingNewline = false;
-		const budget = options.maxBytes + options.maxLineBytes;
-		while (position > 0 && newlines <= count && held < budget) {
-			throwIfAborted(options.signal, 'The read');
-			const length = Math.min(CHUNK, position);
-			position -= length;
-			const chunk = Buffer.alloc(length);
-			await handle.read(chunk, 0, length, position);
-			if (position + length === size && chunk[length - 1] === 0x0a) trailingNewline = true;
-			for (let i = 0; i < length; i++) if (chunk[i] === 0x0a) newlines++;
-			if (trailingNewline && position + length === size) newlines--;
-			chunks.unshift(chunk);
-			held += length;
-		}
-		const reachedStart = position === 0;
-		let text = decodeFromBoundary(Buffer.concat(chunks), !reachedStart);
-		if (reachedStart && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-		if (trailingNewline) text = text.slice(0, -1);
-		let all = text.split('\n').map(stripCR);
-		// When the scan stopped inside a line, the first piece is a line's end, not a whole line.
-		const startsMidLine = !reachedStart;
-		if (startsMidLine) all = all.slice(1);
-		let partialLine = false;
-		if (all.length === 0 && startsMidLine) {
-			// A single line longer than the budget: keep its end.
-			all = [text];
-			partialLine = true;
-		}
-		let lines = all.slice(-count);
-		let stoppedByBytes = false;
-		const cost = (line: string) => Buffer.byteLength(line) + 1 + (options.lineOverhead ?? 0);
-		let bytes = lines.reduce((sum, line) => sum + cost(line), 0);
-		while (lines.length > 1 && bytes > options.maxBytes) {
-			bytes -= cost(lines[0]);
-			lines = lines.slice(1);
-			stoppedByBytes = true;
-		}
-		const precedingInBuffer = all.length - lines.length;
-		const more = precedingInBuffer > 0 || !reachedStart;
-		let totalLines: number | undefined;
-		let firstLine: number | undefined;
-		if (reachedStart) {
-			totalLines = all.length;
-			firstLine = totalLines - lines.length + 1;
-		} else if (size <= LINE_COUNT_LIMIT) {
-			totalLines = await countAllLines(path, size, options.signal);
-			firstLine = totalLines - lines.length + 1;
-		}
-		return { firstLine, lines, totalLines, more, stoppedByBytes, partialLine };
-	} finally {
-		await handle.close();
+	const chunks: Buffer[] = [];
+	let held = 0;
+	let position = size;
+	let newlines = 0;
+	// One more newline than lines wanted marks where the first wanted line starts; a final
+	// newline at the end of the file ends the last line and is not counted.
+	let trailingNewline = false;
+	const budget = options.maxBytes + options.maxLineBytes;
+	while (position > 0 && newlines <= count && held < budget) {
+		throwIfAborted(options.signal, 'The read');
+		const length = Math.min(CHUNK, position);
+		position -= length;
+		const chunk = Buffer.alloc(length);
+		await handle.read(chunk, 0, length, position);
+		if (position + length === size && chunk[length - 1] === 0x0a) trailingNewline = true;
+		for (let i = 0; i < length; i++) if (chunk[i] === 0x0a) newlines++;
+		if (trailingNewline && position + length === size) newlines--;
+		chunks.unshift(chunk);
+		held += length;
 	}
+	const reachedStart = position === 0;
+	let text = decodeFromBoundary(Buffer.concat(chunks), !reachedStart);
+	if (reachedStart && text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+	if (trailingNewline) text = text.slice(0, -1);
+	let all = text.split('\n').map(stripCR);
+	// When the scan stopped inside a line, the first piece is a line's end, not a whole line.
+	const startsMidLine = !reachedStart;
+	if (startsMidLine) all = all.slice(1);
+	let partialLine = false;
+	if (all.length === 0 && startsMidLine) {
+		// A single line longer than the budget: keep its end.
+		all = [text];
+		partialLine = true;
+	}
+	let lines = all.slice(-count);
+	let stoppedByBytes = false;
+	const cost = (line: string) => Buffer.byteLength(line) + 1 + (options.lineOverhead ?? 0);
+	let bytes = lines.reduce((sum, line) => sum + cost(line), 0);
+	while (lines.length > 1 && bytes > options.maxBytes) {
+		bytes -= cost(lines[0]);
+		lines = lines.slice(1);
+		stoppedByBytes = true;
+	}
+	const precedingInBuffer = all.length - lines.length;
+	const more = precedingInBuffer > 0 || !reachedStart;
+	let totalLines: number | undefined;
+	let firstLine: number | undefined;
+	if (reachedStart) {
+		totalLines = all.length;
+		firstLine = totalLines - lines.length + 1;
+	} else if (size <= LINE_COUNT_LIMIT) {
+		totalLines = await countAllLines(handle, size, options.signal);
+		firstLine = totalLines - lines.length + 1;
+	}
+	return { firstLine, lines, totalLines, more, stoppedByBytes, partialLine };
 }
 
 /** Decodes bytes that may start inside a UTF-8 sequence: the stray continuation bytes are skipped. */
@@ -292,24 +295,19 @@ function decodeFromBoundary(bytes: Buffer, mayStartMidChar: boolean): string {
 	return new TextDecoder('utf-8').decode(bytes.subarray(start));
 }
 
-export async function countAllLines(path: string, size: number, signal?: AbortSignal): Promise<number> {
+export async function countAllLines(handle: Handle, size: number, signal?: AbortSignal): Promise<number> {
 	if (size === 0) return 0;
-	const handle = await fs.promises.open(path, 'r');
-	try {
-		const buffer = Buffer.alloc(CHUNK);
-		let newlines = 0;
-		let position = 0;
-		let last = 0x0a;
-		while (position < size) {
-			throwIfAborted(signal, 'The read');
-			const { bytesRead } = await handle.read(buffer, 0, CHUNK, position);
-			if (bytesRead === 0) break;
-			position += bytesRead;
-			newlines += countNewlines(buffer, 0, bytesRead);
-			last = buffer[bytesRead - 1];
-		}
-		return newlines + (last === 0x0a ? 0 : 1);
-	} finally {
-		await handle.close();
+	const buffer = Buffer.alloc(CHUNK);
+	let newlines = 0;
+	let position = 0;
+	let last = 0x0a;
+	while (position < size) {
+		throwIfAborted(signal, 'The read');
+		const { bytesRead } = await handle.read(buffer, 0, CHUNK, position);
+		if (bytesRead === 0) break;
+		position += bytesRead;
+		newlines += countNewlines(buffer, 0, bytesRead);
+		last = buffer[bytesRead - 1];
 	}
+	return newlines + (last === 0x0a ? 0 : 1);
 }

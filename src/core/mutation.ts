@@ -3,10 +3,11 @@ import * as path from 'node:path';
 import { backupOriginals } from './backups';
 import type { ApprovalRequest, Diagnostic, FileChange, FileVersion, SharedState, ToolContext } from './context';
 import { statOfDiff, unifiedDiff } from './diff';
-import { CancelledError, fromNodeError, throwIfAborted, ToolError } from './errors';
-import { readHead } from './files';
+import { BoundaryError, CancelledError, fromNodeError, throwIfAborted, ToolError } from './errors';
+import { readHead, readWhole } from './files';
 import { encodeText, hasBom } from './text';
 import { formatCount } from './truncate';
+import { OpenedFile, openForReading } from './verifiedOpen';
 
 /**
  * The one way files change (write_file, edit_file, write_output, apply_patch, the plan tools):
@@ -42,15 +43,18 @@ export async function commitChanges(ctx: ToolContext, title: string, changes: Fi
 	const request: ApprovalRequest = { kind: 'files', title, changes, protectedPaths: await protectedPathsOf(ctx, changes) };
 	const confirmed = await ctx.approve(request);
 	throwIfAborted(ctx.signal, 'The change');
-	// The person may have taken a while to decide: the files must still be what the change was made from.
+	// The person may have taken a while to decide: the files must still be what the change was made from,
+	// and their paths must still lead where they did (a folder swapped for a symlink meanwhile).
 	await checkStillAsSeen(changes, seen);
+	await checkStillApproved(ctx, changes, request.protectedPaths);
 
 	const diagnosticsBefore = await snapshotDiagnostics(ctx, changes);
-	const { copies } = await backupOriginals(ctx.host.storageDir, title, changes, ctx.tool).catch(error => {
+	const { copies } = await backupOriginals(ctx.host.storageDir, title, changes, ctx.tool, ctx.boundary).catch(error => {
+		if (error instanceof BoundaryError) throw error;
 		throw new ToolError('io', `Could not back up the original files before changing them (${(error as Error).message}). Nothing was changed.`);
 	});
 	try {
-		await ctx.host.applyChanges(changes, ctx.signal);
+		await ctx.host.applyChanges(changes, ctx.signal, ctx.boundary);
 	} catch (error) {
 		if (error instanceof ToolError) throw error;
 		// Hosts report what they know as ToolErrors; for anything else, claim no revert that may not have happened.
@@ -88,6 +92,19 @@ async function protectedPathsOf(ctx: ToolContext, changes: readonly FileChange[]
 		if (change.movedTo) await check(change.movedTo.path, change.movedTo.displayPath);
 	}
 	return [...found];
+}
+
+/**
+ * Resolves every path again after approval: one that now leads outside is refused by the boundary,
+ * and one that became protected meanwhile (a folder swapped for a link into `.git`) was not what the
+ * person approved. The host's writes check again at the moment they happen (see atomic.ts).
+ */
+async function checkStillApproved(ctx: ToolContext, changes: readonly FileChange[], approvedProtected: readonly string[]): Promise<void> {
+	const now = await protectedPathsOf(ctx, changes);
+	const added = now.filter(display => !approvedProtected.includes(display));
+	if (added.length) {
+		throw new ToolError('stale_write', `${added.join(', ')} became a protected path while waiting for confirmation (a folder or symlink on the way changed). Nothing was written. Check the path with list_dir, then make the change again.`);
+	}
 }
 
 type Seen = Map<string, FileVersion | null>;
@@ -294,28 +311,29 @@ export interface CurrentFile {
  * not seen).
  */
 export async function readCurrent(ctx: ToolContext, absolute: string, displayPath: string): Promise<CurrentFile> {
-	let stat: fs.Stats;
+	let file: OpenedFile;
 	try {
-		stat = await fs.promises.stat(absolute);
+		// What a change is made on must be inside the workspace when it is read, not only when it was resolved.
+		file = await openForReading(absolute, displayPath, ctx.boundary, 'write');
 	} catch (error) {
-		const code = (error as NodeJS.ErrnoException).code;
-		// ENOTDIR: a part of the path is a file; the tool says which when it checks the folders.
-		if (code === 'ENOENT' || code === 'ENOTDIR') return { exists: false, bytes: null, fromEditor: false };
-		throw fromNodeError(error, displayPath);
+		// not_directory: a part of the path is a file; the tool says which when it checks the folders.
+		if (error instanceof ToolError && (error.code === 'not_found' || error.code === 'not_directory')) return { exists: false, bytes: null, fromEditor: false };
+		throw error;
 	}
-	if (stat.isDirectory()) throw new ToolError('is_directory', `${displayPath} is a directory, not a file. Use list_dir to see what it holds, and give the path of a file.`);
-	if (!stat.isFile()) throw new ToolError('io', `${displayPath} is not a regular file (a device, socket or pipe) and cannot be changed by this tool. Give the path of a regular file.`);
-	assertNotStale(ctx, absolute, displayPath, { mtimeMs: stat.mtimeMs, size: stat.size });
-	const dirty = ctx.host.dirtyText(absolute);
+	const { handle, stat } = file;
 	try {
+		assertNotStale(ctx, absolute, displayPath, { mtimeMs: stat.mtimeMs, size: stat.size });
+		const dirty = ctx.host.dirtyText(absolute);
 		if (dirty !== undefined) {
-			const bom = hasBom(await readHead(absolute, 3));
+			const bom = hasBom(await readHead(handle, 3));
 			return { exists: true, bytes: encodeText(dirty.startsWith('\ufeff') ? dirty.slice(1) : dirty, { bom }), fromEditor: true };
 		}
-		const bytes = await fs.promises.readFile(absolute);
+		const bytes = await readWhole(handle, stat.size);
 		return { exists: true, bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), fromEditor: false };
 	} catch (error) {
 		throw fromNodeError(error, displayPath);
+	} finally {
+		await handle.close().catch(() => undefined);
 	}
 }
 

@@ -1,5 +1,4 @@
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { Boundary, WorkspaceRoot } from './boundary';
 import { applyChangesAtomically } from './atomic';
@@ -7,14 +6,18 @@ import { ApprovalRequest, createSharedState, Diagnostic, FileChange, Host, Share
 import { commandLogDir } from './process';
 import type { SandboxHostOptions } from './sandbox/runtime';
 import { defaultSettings, mergeSettings, Settings, SettingsOverrides } from './settings';
+import { cliStorageBase, cliStorageDir, ensurePrivateFolder } from './storage';
 
 export interface NodeHostOptions {
-	/** Where backups and command logs go (default: a folder under the OS temp dir). */
+	/**
+	 * Where backups and command logs go; it must be private to the user (see storage.ts). Default:
+	 * a folder of this set of workspace folders under `<tmp>/toolbelt-<uid>`.
+	 */
 	storageDir?: string;
 	/** Answers approval questions; the default refuses (no one to ask). */
 	confirm?: (request: ApprovalRequest) => Promise<boolean>;
-	/** Writes a change set; the default writes each file atomically, with rollback. */
-	applyChanges?: (changes: readonly FileChange[], signal: AbortSignal) => Promise<void>;
+	/** Writes a change set; the default writes each file atomically, with rollback, checked against the boundary. */
+	applyChanges?: Host['applyChanges'];
 	/** Unsaved editor text to pretend is open (tests). */
 	dirty?: Map<string, string>;
 	trusted?: boolean;
@@ -27,15 +30,13 @@ export interface NodeHostOptions {
 }
 
 /** A host for the CLI, the unit tests and the benchmarks: plain Node, no editor. */
-export function createNodeHost(options: NodeHostOptions = {}): Host {
-	// One folder per user: /tmp is shared, and another user's folder there is not writable.
-	const storageDir = options.storageDir ?? path.join(os.tmpdir(), `toolbelt-storage-${os.userInfo().uid}`);
+function createNodeHost(options: NodeHostOptions & { storageDir: string }): Host {
 	return {
 		kind: 'node',
-		storageDir,
+		storageDir: options.storageDir,
 		dirtyText: absolutePath => options.dirty?.get(absolutePath),
 		confirm: options.confirm ?? (async () => false),
-		applyChanges: options.applyChanges ?? applyChangesAtomically,
+		applyChanges: options.applyChanges ?? ((changes, signal, boundary) => applyChangesAtomically(changes, signal, { boundary })),
 		...(options.diagnostics ? { diagnostics: options.diagnostics } : {}),
 		...(options.showDiffs ? { showDiffs: options.showDiffs } : {}),
 		...(options.sandbox ? { sandbox: options.sandbox } : {}),
@@ -48,7 +49,10 @@ export interface NodeEnvironmentOptions extends NodeHostOptions {
 	settings?: SettingsOverrides;
 }
 
-/** Everything a ToolRegistry needs, on plain Node. */
+/**
+ * Everything a ToolRegistry needs, on plain Node. With workspace folders, the storage folder is
+ * made private (or checked) here, before anything is written to it: a StorageError says what to do.
+ */
 export function createNodeEnvironment(options: NodeEnvironmentOptions) {
 	const settings: Settings = mergeSettings(defaultSettings(), options.settings).settings;
 	const roots: WorkspaceRoot[] = options.roots.map(root =>
@@ -56,8 +60,14 @@ export function createNodeEnvironment(options: NodeEnvironmentOptions) {
 	for (const root of roots) {
 		if (!fs.existsSync(root.path)) throw new Error(`Workspace folder ${root.path} does not exist.`);
 	}
+	const base = options.storageDir === undefined ? cliStorageBase() : undefined;
+	const storageDir = options.storageDir ?? cliStorageDir(roots.map(root => root.path), base);
+	if (roots.length > 0) {
+		if (base !== undefined) ensurePrivateFolder(base);
+		ensurePrivateFolder(storageDir);
+	}
 	const state: SharedState = createSharedState();
-	const host = createNodeHost(options);
+	const host = createNodeHost({ ...options, storageDir });
 	let boundary: Promise<Boundary> | undefined;
 	return {
 		host,
@@ -66,9 +76,11 @@ export function createNodeEnvironment(options: NodeEnvironmentOptions) {
 		boundary: () => (boundary ??= Boundary.create({
 			roots,
 			fileAccess: settings.fileAccess,
-			// Command logs are outside the workspace; read_file pages them.
+			// Command logs are outside the workspace; read_file pages this workspace's own.
 			additionalReadPaths: [...settings.additionalReadPaths, commandLogDir(host.storageDir)],
 			protectedPaths: settings.protectedPaths,
+			// Every workspace's storage (the default base holds them all) stays out of the tools' reach.
+			privatePaths: [base ?? storageDir],
 		})),
 	};
 }

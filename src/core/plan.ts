@@ -1,11 +1,11 @@
-import * as fs from 'node:fs/promises';
 import { Static, Type } from '@sinclair/typebox';
 import type { Boundary, ResolvedPath } from './boundary';
 import type { FileChange, FileVersion } from './context';
-import { fieldName, fromNodeError } from './errors';
-import { compactStamp } from './files';
+import { fieldName, fromNodeError, ToolError } from './errors';
+import { compactStamp, readWhole } from './files';
 import { stringEnum } from './stringEnum';
 import { validateInput } from './validate';
+import { OpenedFile, openVerified } from './verifiedOpen';
 
 /**
  * The plan document (`toolbelt.planFile`, default `.toolbelt/plan.json`): an ordered list of tasks
@@ -92,18 +92,27 @@ export async function readPlanFile(boundary: Boundary, planFile: string | Resolv
 	const target = typeof planFile === 'string' ? await boundary.resolve(planFile, access) : planFile;
 	let bytes: Buffer;
 	let version: FileVersion;
+	let file: OpenedFile;
+	const notRegular = { absolute: target.absolute, display: target.display, exists: true, plan: EMPTY_PLAN, bytes: null, problem: 'it is not a regular file' };
 	try {
-		const stat = await fs.stat(target.absolute);
-		if (!stat.isFile()) {
-			return { absolute: target.absolute, display: target.display, exists: true, plan: EMPTY_PLAN, bytes: null, problem: 'it is not a regular file' };
-		}
-		bytes = await fs.readFile(target.absolute);
-		version = { mtimeMs: stat.mtimeMs, size: stat.size };
+		file = await openVerified(target.absolute, target.display, boundary, access);
 	} catch (error) {
-		if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+		if (error instanceof ToolError && error.code === 'not_found') {
 			return { absolute: target.absolute, display: target.display, exists: false, plan: EMPTY_PLAN, bytes: null };
 		}
+		// Windows refuses to open a folder at all.
+		if (error instanceof ToolError && error.code === 'is_directory') return notRegular;
+		throw error;
+	}
+	try {
+		const { handle, stat } = file;
+		if (!stat.isFile()) return notRegular;
+		bytes = await readWhole(handle, stat.size);
+		version = { mtimeMs: stat.mtimeMs, size: stat.size };
+	} catch (error) {
 		throw fromNodeError(error, target.display);
+	} finally {
+		await file.handle.close().catch(() => undefined);
 	}
 	const parsed = parsePlan(bytes.toString('utf8'));
 	const base = { absolute: target.absolute, display: target.display, exists: true, bytes, version };

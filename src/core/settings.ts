@@ -74,7 +74,8 @@ export const DEFAULT_LIMITS: Limits = {
 	imageBytes: 5 * 1024 * 1024,
 };
 
-export const DEFAULT_PROTECTED_PATHS = ['.git/**', '**/.env*', '.vscode/*.json', 'node_modules/**'];
+/** Every repository's `.git` (nested ones too: `repo2/.git/hooks/pre-commit`), env files, editor settings, dependencies. */
+export const DEFAULT_PROTECTED_PATHS = ['**/.git/**', '**/.env*', '.vscode/*.json', 'node_modules/**'];
 
 export function defaultSettings(): Settings {
 	return {

@@ -8,6 +8,7 @@ import { statOrExplain } from '../core/files';
 import { IgnoreRules } from '../core/ignoreRules';
 import { textResult, ToolResult } from '../core/result';
 import { formatBytes, formatCount } from '../core/truncate';
+import { inPinnedFolder } from '../core/verifiedOpen';
 import { defineTool } from './tool';
 
 const schema = Type.Object({
@@ -126,7 +127,7 @@ async function walkFolders(walk: Walk, starts: { entry: Entry; workspaceRoot: st
 			if (folder.depth >= maxDepth) continue;
 			let dirents: fs.Dirent[];
 			try {
-				dirents = await fs.promises.readdir(folder.absolute, { withFileTypes: true });
+				dirents = await readFolder(folder, starts.some(start => start.entry === folder), ctx);
 			} catch (error) {
 				if (folder.depth === 0) throw fromNodeError(error, folder.relative || '.');
 				walk.unreadable.push(folder.relative);
@@ -167,6 +168,17 @@ async function walkFolders(walk: Walk, starts: { entry: Entry; workspaceRoot: st
 		}
 		level = next;
 	}
+}
+
+/**
+ * A folder's entries, read through a descriptor checked against the boundary: a folder swapped for
+ * a symlink to an outside one is refused, not listed. Below the folders the walk starts from, a
+ * symlink in a listed folder's place is refused too (the walk shows links, it does not follow them).
+ */
+async function readFolder(folder: Entry, isStart: boolean, ctx: ToolContext): Promise<fs.Dirent[]> {
+	const display = folder.relative || '.';
+	return inPinnedFolder(display, { at: folder.absolute, reach: ctx.boundary, access: 'read', noFollow: !isStart }, pinned =>
+		fs.promises.readdir(pinned.self, { withFileTypes: true }));
 }
 
 function join(parent: string, name: string): string {

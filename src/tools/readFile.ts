@@ -3,7 +3,7 @@ import { Type } from '@sinclair/typebox';
 import type { ToolContext } from '../core/context';
 import { ToolError } from '../core/errors';
 import {
-	LineWindow, LINE_COUNT_LIMIT, readHead, readRange, readWindowBackward, readWindowForward, sniff, splitLines, statOrExplain,
+	LineWindow, LINE_COUNT_LIMIT, readHead, readRange, readWhole, readWindowBackward, readWindowForward, sniff, splitLines,
 	windowOfLines, windowOfText,
 } from '../core/files';
 import { indentationBlock } from '../core/indentation';
@@ -11,7 +11,10 @@ import { withFileLocks } from '../core/mutation';
 import { textResult, ToolResult } from '../core/result';
 import { cutLine, formatBytes, formatCount, omittedMarker } from '../core/truncate';
 import { stringEnum } from '../core/stringEnum';
+import { withFileForReading } from '../core/verifiedOpen';
 import { defineTool, PATH_DESCRIPTION } from './tool';
+
+type Handle = fs.promises.FileHandle;
 
 const schema = Type.Object({
 	path: Type.String({ description: PATH_DESCRIPTION }),
@@ -47,40 +50,39 @@ type Input = typeof schema.static;
 async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 	const target = await ctx.boundary.resolve(input.path, 'read');
 	const display = target.display;
-	const stat = await statOrExplain(target.absolute, display);
-	if (stat.isDirectory()) throw new ToolError('is_directory', `${display} is a directory, not a file. Use list_dir to see what it holds.`);
-	if (!stat.isFile()) throw new ToolError('io', `${display} is not a regular file (a device, socket or pipe) and cannot be read.`);
+	// One descriptor for the whole read, checked before its first byte (a swapped folder leads nowhere).
+	return withFileForReading(target.absolute, display, ctx.boundary, 'read', async ({ handle, stat }) => {
+		if (input.encoding === 'base64') return readBase64(handle, display, stat.size, input, ctx);
 
-	if (input.encoding === 'base64') return readBase64(target.absolute, display, stat.size, input, ctx);
-
-	const dirty = ctx.host.dirtyText(target.absolute);
-	if (dirty === undefined) {
-		const kind = sniff(await readHead(target.absolute));
-		if (kind.kind === 'image') return readImage(target.absolute, display, stat.size, kind.mimeType, kind.format, ctx);
-		if (kind.kind === 'binary') {
-			throw new ToolError('binary_file', `${display} is a binary file (${formatBytes(stat.size)}); its text would be meaningless. Read it with encoding: "base64" if you need the bytes.`);
+		const dirty = ctx.host.dirtyText(target.absolute);
+		if (dirty === undefined) {
+			const kind = sniff(await readHead(handle));
+			if (kind.kind === 'image') return readImage(handle, display, stat.size, kind.mimeType, kind.format, ctx);
+			if (kind.kind === 'binary') {
+				throw new ToolError('binary_file', `${display} is a binary file (${formatBytes(stat.size)}); its text would be meaningless. Read it with encoding: "base64" if you need the bytes.`);
+			}
+			await recordVersion(ctx, target.absolute, handle);
 		}
-		await recordVersion(ctx, target.absolute);
-	}
 
-	const limit = Math.min(input.limit ?? ctx.limits.readLines, ctx.limits.readLines * 10);
-	const window = await readWindow(target.absolute, stat.size, dirty, input, limit, ctx);
-	ctx.note({ target: display });
-	return render(display, window, input, limit, ctx, dirty !== undefined);
+		const limit = Math.min(input.limit ?? ctx.limits.readLines, ctx.limits.readLines * 10);
+		const window = await readWindow(handle, stat.size, dirty, input, limit, ctx);
+		ctx.note({ target: display });
+		return render(display, window, input, limit, ctx, dirty !== undefined);
+	});
 }
 
 /**
  * Remembers the version the model now knows, for stale-write detection. Taken under the file's
  * lock so a read racing a write of this tool host records the version the write left.
  */
-async function recordVersion(ctx: ToolContext, absolute: string): Promise<void> {
+async function recordVersion(ctx: ToolContext, absolute: string, handle: Handle): Promise<void> {
 	await withFileLocks(ctx.state, [absolute], async () => {
-		const now = await fs.promises.stat(absolute);
+		const now = await handle.stat();
 		ctx.state.fileVersions.set(absolute, { mtimeMs: now.mtimeMs, size: now.size });
 	});
 }
 
-async function readWindow(path: string, size: number, dirty: string | undefined, input: Input, limit: number, ctx: ToolContext): Promise<LineWindow> {
+async function readWindow(handle: Handle, size: number, dirty: string | undefined, input: Input, limit: number, ctx: ToolContext): Promise<LineWindow> {
 	const offset = input.offset ?? 1;
 	// Each shown line carries a number and a tab; the byte cap covers them too.
 	const lineOverhead = String(Math.abs(offset) + limit).length + 1;
@@ -90,7 +92,7 @@ async function readWindow(path: string, size: number, dirty: string | undefined,
 		if (dirty === undefined && size > WHOLE_FILE_LIMIT) {
 			throw new ToolError('too_large', `mode "indentation" reads the whole file, and this one is ${formatBytes(size)}. Use mode "slice" with offset and limit.`);
 		}
-		const lines = splitLines(dirty ?? await fs.promises.readFile(path, 'utf8'));
+		const lines = splitLines(dirty ?? (await readWhole(handle, size)).toString('utf8'));
 		if (offset > lines.length) throw beyondEnd(offset, lines.length);
 		const block = indentationBlock(lines, offset - 1);
 		const window = windowOfLines(lines.slice(0, block.end + 1), { ...budget, start: block.start + 1, maxLines: limit });
@@ -104,11 +106,11 @@ async function readWindow(path: string, size: number, dirty: string | undefined,
 			const start = Math.max(1, lines.length - count + 1);
 			return { ...windowOfLines(lines, { ...budget, start, maxLines: count }), more: start > 1 };
 		}
-		return readWindowBackward(path, size, count, budget);
+		return readWindowBackward(handle, size, count, budget);
 	}
 	const window = dirty !== undefined
 		? windowOfText(dirty, { ...budget, start: offset, maxLines: limit })
-		: await readWindowForward(path, size, { ...budget, start: offset, maxLines: limit });
+		: await readWindowForward(handle, size, { ...budget, start: offset, maxLines: limit });
 	if (window.lines.length === 0 && window.totalLines !== undefined && offset > Math.max(1, window.totalLines)) {
 		throw beyondEnd(offset, window.totalLines);
 	}
@@ -171,11 +173,11 @@ function headerOf(display: string, window: LineWindow, last: number | undefined,
 	return `${display}${source}: lines ${formatCount(firstLine)}–${formatCount(last!)}${of}`;
 }
 
-async function readImage(path: string, display: string, size: number, mimeType: string, format: string, ctx: ToolContext): Promise<ToolResult> {
+async function readImage(handle: Handle, display: string, size: number, mimeType: string, format: string, ctx: ToolContext): Promise<ToolResult> {
 	if (size > ctx.limits.imageBytes) {
 		throw new ToolError('too_large', `${display} is a ${format} image of ${formatBytes(size)}, over the ${formatBytes(ctx.limits.imageBytes)} image cap. Describe what you need from it to the user, or read its bytes with encoding: "base64" in ranges.`);
 	}
-	const data = await fs.promises.readFile(path);
+	const data = await readWhole(handle, size);
 	ctx.note({ target: display });
 	return {
 		content: [
@@ -186,7 +188,7 @@ async function readImage(path: string, display: string, size: number, mimeType: 
 	};
 }
 
-async function readBase64(path: string, display: string, size: number, input: Input, ctx: ToolContext): Promise<ToolResult> {
+async function readBase64(handle: Handle, display: string, size: number, input: Input, ctx: ToolContext): Promise<ToolResult> {
 	const chunk = Math.floor((ctx.limits.readBytes * 3) / 4);
 	const offset = input.offset ?? 1;
 	const start = offset < 0 ? Math.max(0, size + offset) : offset - 1;
@@ -195,7 +197,7 @@ async function readBase64(path: string, display: string, size: number, input: In
 	if (start >= size) {
 		throw new ToolError('invalid_input', `offset ${offset} is past the end of ${display}, which has ${formatCount(size)} bytes. Use an offset from 1 to ${formatCount(size)}, or a negative one to read from the end.`);
 	}
-	const bytes = await readRange(path, start, Math.min(chunk, size - start));
+	const bytes = await readRange(handle, start, Math.min(chunk, size - start));
 	const end = start + bytes.length;
 	const more = end < size;
 	const header = `${display}: bytes ${formatCount(start + 1)}–${formatCount(end)} of ${formatCount(size)}, base64`;

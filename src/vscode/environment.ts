@@ -3,6 +3,7 @@ import { Boundary, WorkspaceRoot } from '../core/boundary';
 import { createSharedState, Host } from '../core/context';
 import { commandLogDir } from '../core/process';
 import type { Settings } from '../core/settings';
+import { ensurePrivateFolder } from '../core/storage';
 import type { ToolEnvironment } from '../tools/registry';
 import { readSettings, SECTION } from './settings';
 
@@ -44,11 +45,16 @@ function workspaceRoots(): WorkspaceRoot[] {
 }
 
 function buildBoundary(host: Host, settings: Settings): Promise<Boundary> {
+	// VS Code's storage folder is this workspace's own; made private before the first log or backup
+	// lands in it (a StorageError here is not cached: the next call tries again).
+	ensurePrivateFolder(host.storageDir, { tighten: true });
 	return Boundary.create({
 		roots: workspaceRoots(),
 		fileAccess: settings.fileAccess,
 		// Command logs live in the extension's storage; read_file pages them.
 		additionalReadPaths: [...settings.additionalReadPaths, commandLogDir(host.storageDir)],
 		protectedPaths: settings.protectedPaths,
+		// Backups and the rest of the storage stay out of the tools' reach, in any workspace folder.
+		privatePaths: [host.storageDir],
 	});
 }

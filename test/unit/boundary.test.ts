@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Access, Boundary, BoundaryOptions, WorkspaceRoot } from '../../src/core/boundary';
+import { Access, Boundary, BoundaryOptions, probeCaseInsensitive, protectedMatcher, WorkspaceRoot } from '../../src/core/boundary';
 import { BoundaryError, BoundaryRule, ToolError } from '../../src/core/errors';
 import { DEFAULT_PROTECTED_PATHS } from '../../src/core/settings';
 
@@ -317,6 +317,50 @@ describe('boundary', () => {
 			assert.equal((await b.resolve('two/.git/config', 'write')).isProtected, true);
 			assert.equal(b.isProtected(path.join(two, '.env')), true);
 			assert.equal(b.isProtected(path.join(two, 'b.ts')), false);
+		});
+
+		it('covers every repository\'s .git by default, nested ones too', async () => {
+			const b = await boundary();
+			for (const input of ['repo2/.git/hooks/pre-commit', 'a/b/c/.git/config', 'repo2/.git']) {
+				assert.equal((await b.resolve(input, 'write')).isProtected, true, input);
+			}
+			for (const input of ['repo2/.gitignore', 'repo2/git/config', 'repo2/.github/workflows/ci.yml']) {
+				assert.equal((await b.resolve(input, 'write')).isProtected, false, input);
+			}
+		});
+
+		it('a glob that names a folder protects what it holds: foo, foo/ and foo/** alike', async () => {
+			for (const glob of ['secrets', 'secrets/', 'secrets/**']) {
+				const b = await boundary({ protectedPaths: [glob] });
+				for (const input of ['secrets', 'secrets/key.pem', 'secrets/deep/er/key.pem']) {
+					assert.equal((await b.resolve(input, 'write')).isProtected, true, `${glob}: ${input}`);
+				}
+				for (const input of ['secretsx/key.pem', 'src/secrets.ts', 'other/secrets/key.pem']) {
+					assert.equal((await b.resolve(input, 'write')).isProtected, false, `${glob}: ${input}`);
+				}
+			}
+			const anywhere = await boundary({ protectedPaths: ['**/.env*'] });
+			assert.equal((await anywhere.resolve('config/.env.d/production', 'write')).isProtected, true, 'a folder matching the glob covers its files');
+		});
+
+		it('matches regardless of case where the file system does (the flag a folder\'s probe gives)', () => {
+			const insensitive = (glob: string) => protectedMatcher(glob, true);
+			const sensitive = (glob: string) => protectedMatcher(glob, false);
+			for (const [glob, relative] of [['**/.git/**', 'Repo/.GIT/hooks/pre-commit'], ['.vscode/*.json', '.VSCode/Settings.JSON'], ['**/.env*', 'src/.ENV'], ['Secrets', 'secrets/key']]) {
+				assert.equal(insensitive(glob)(relative), true, `${glob} ~ ${relative}`);
+				assert.equal(sensitive(glob)(relative), false, `${glob} !~ ${relative}`);
+			}
+			assert.equal(insensitive('.vscode/*.json')('.VSCODE'), true, 'the folder above the fixed part, in any case');
+			const b = new Boundary(options(), { realRoots: [ws], caseInsensitive: [true] });
+			assert.equal(b.isProtected(path.join(ws, '.GIT', 'config')), true);
+			assert.equal(new Boundary(options(), { realRoots: [ws], caseInsensitive: [false] }).isProtected(path.join(ws, '.GIT', 'config')), false);
+		});
+
+		it('probes each folder\'s case rule from the file system', async function () {
+			if (process.platform !== 'linux') this.skip();
+			// Linux's usual file systems (ext4, tmpfs, overlayfs) tell .GIT from .git.
+			assert.equal(await probeCaseInsensitive(ws), false);
+			assert.equal((await boundary()).isProtected(path.join(ws, '.GIT', 'config')), false);
 		});
 
 		it('uses the configured globs only', async () => {

@@ -106,6 +106,8 @@ describe('CLI', () => {
 	it('prunes backups beyond the settings\' limits after a change, keeping the new one', async () => {
 		const storage = tree.file('.storage');
 		const backups = path.join(storage, 'backups');
+		// Storage must be private (a folder found open to others is refused).
+		fs.mkdirSync(storage, { mode: 0o700 });
 		const HOUR = 60 * 60 * 1000;
 		/** A backup set as commitChanges leaves it, `ageMs` old, holding `bytes` of copies. */
 		const oldSet = (id: string, ageMs: number, bytes: number) => {

@@ -21,6 +21,16 @@ export function makeTree(files: Record<string, string | Uint8Array> = {}, parent
 	};
 }
 
+/** Every entry under a folder with its text ('<dir>' for folders, '<other>' for links and the like): to compare before and after. */
+export function snapshotTree(folder: string): Record<string, string> {
+	const files: Record<string, string> = {};
+	for (const entry of fs.readdirSync(folder, { recursive: true, withFileTypes: true })) {
+		const full = path.join(entry.parentPath ?? entry.path, entry.name);
+		files[path.relative(folder, full)] = entry.isFile() ? fs.readFileSync(full, 'utf8') : entry.isDirectory() ? '<dir>' : '<other>';
+	}
+	return files;
+}
+
 /** Storage folders made by harnesses, removed when the test run ends. */
 const storageDirs: string[] = [];
 if (typeof after === 'function') {

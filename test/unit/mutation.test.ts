@@ -45,6 +45,19 @@ describe('commitChanges through the tools', () => {
 	beforeEach(() => { tree = makeTree({ 'a.txt': 'a\n', '.git/config': '[core]\n' }); });
 	afterEach(() => tree.cleanup());
 
+	it('asks for a nested repository\'s .git under approval "never", and writes nothing when declined', async () => {
+		const h = makeHarness(tree.root, { settings: { approval: 'never' }, approve: false });
+		for (const [tool, input] of [
+			['write_file', { path: 'repo2/.git/hooks/pre-commit', content: '#!/bin/sh\nexit 0\n' }],
+			['apply_patch', { patch: '*** Begin Patch\n*** Add File: vendor/lib/.git/hooks/post-checkout\n+#!/bin/sh\n*** End Patch\n' }],
+		] as const) {
+			assert.equal((await h.error(tool, input)).code, 'declined', tool);
+		}
+		assert.deepEqual(h.asked.map(request => request.kind === 'files' && request.protectedPaths), [['repo2/.git/hooks/pre-commit'], ['vendor/lib/.git/hooks/post-checkout']]);
+		assert.equal(fs.existsSync(tree.file('repo2')), false);
+		assert.equal(fs.existsSync(tree.file('vendor')), false);
+	});
+
 	it('treats a symlink onto a protected file as protected', async function () {
 		if (process.platform === 'win32') this.skip();
 		fs.symlinkSync('.git/config', tree.file('innocent.txt'));

@@ -248,7 +248,7 @@ export async function runProcess(options: RunOptions): Promise<RunResult> {
 	const started = Date.now();
 	const shell = commandLaunch(options);
 	const logBase = options.logDir ? path.join(options.logDir, logName(started)) : undefined;
-	if (options.logDir) await fs.promises.mkdir(options.logDir, { recursive: true });
+	if (options.logDir) await fs.promises.mkdir(options.logDir, { recursive: true, mode: 0o700 });
 	const child = spawn(shell.file, shell.args, {
 		cwd: options.cwd,
 		env: shell.env,
@@ -367,7 +367,7 @@ class StreamSink {
 		}
 		if (!this.log) {
 			// A larger queue lets the stream batch chunks into one writev; memory stays bounded by it.
-			this.log = fs.createWriteStream(this.logPath, { highWaterMark: 1024 * 1024 });
+			this.log = fs.createWriteStream(this.logPath, { highWaterMark: 1024 * 1024, mode: 0o600 });
 			this.log.on('error', error => {
 				this.logError = error.message;
 				this.stream.resume();
@@ -422,7 +422,7 @@ function logName(now: number): string {
 export function commandLogDir(storageDir: string): string {
 	const dir = path.join(storageDir, 'commands');
 	try {
-		fs.mkdirSync(dir, { recursive: true });
+		fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
 	} catch {
 		// Read-only storage: commands still run, without logs the model could page.
 	}

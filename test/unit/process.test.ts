@@ -111,6 +111,10 @@ describe('process runner', function () {
 		assert.ok(log.startsWith(logDir));
 		const expected = Array.from({ length: 400000 }, (_, i) => `${i + 1}\n`).join('');
 		assert.equal(fs.readFileSync(log, 'utf8'), expected);
+		if (process.platform !== 'win32') {
+			assert.equal(fs.statSync(log).mode & 0o777, 0o600, 'a log is for its owner only');
+			assert.equal(fs.statSync(logDir).mode & 0o777, 0o700);
+		}
 		assert.equal(result.stderr.logPath, undefined, 'no log for a stream that printed nothing');
 	});
 

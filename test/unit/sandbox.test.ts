@@ -481,6 +481,10 @@ describe('what the sandbox blocked, read from the output', () => {
 			assert.match(explainBlocked('curl: (6) Could not resolve host: example.com', box)!, /network access is off/);
 			assert.match(explainBlocked('bwrap: Can\'t mount tmpfs on /x: No such file', box)!, /could not be set up \(bwrap: Can't mount/);
 			assert.equal(explainBlocked('all good', box), undefined);
+			const hidden = box.policy!.mounts.find(mount => mount.access === 'hide');
+			assert.ok(hidden, 'the default deny list hides something (/run/user at least)');
+			assert.match(explainBlocked(`cat: ${hidden.path}/x: No such file or directory`, box)!, /is hidden from commands/);
+			assert.equal(explainBlocked(`  1 /usr/bin/bwrap --tmpfs ${hidden.path}`, box), undefined, 'a listing that names a hidden path is no complaint');
 		} finally {
 			await box.dispose();
 		}

@@ -27,7 +27,10 @@ export function explainBlocked(output: string, sandbox: Sandbox): string | undef
 	if (!policy.network && NETWORK_FAILURE.test(output)) {
 		return `Sandbox: network access is off for commands (toolbelt.sandbox.network is "off"), which is likely why a connection failed; if the task needs the network, ask the user to set toolbelt.sandbox.network to "on", or ${ESCALATE}.`;
 	}
-	const hidden = policy.mounts.filter(mount => mount.access === 'hide').find(mount => output.includes(mount.path) || output.includes(tildeForm(mount.path)));
+	// Only a complaint about a hidden path counts: a listing that merely names one (ps, env) does not.
+	const complaints = lines.filter(line => MISSING.test(line) || DENIED.test(line));
+	const hidden = policy.mounts.filter(mount => mount.access === 'hide')
+		.find(mount => complaints.some(line => line.includes(mount.path) || line.includes(tildeForm(mount.path))));
 	if (hidden) return `Sandbox: ${hidden.path} is hidden from commands (toolbelt.sandbox.denyRead); if the task truly needs it, ${ESCALATE}.`;
 	const hostTmp = sandbox.kind === 'bwrap' ? lines.filter(line => MISSING.test(line)).flatMap(pathsIn).find(found => inHostTmp(found, sandbox)) : undefined;
 	if (hostTmp) return `Sandbox: ${hostTmp} is in the host's /tmp, which commands do not see (they get a private /tmp of their own); use a folder inside the workspace, or ${ESCALATE}.`;

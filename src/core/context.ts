@@ -1,4 +1,5 @@
 import type { Boundary } from './boundary';
+import type { LanguageServices } from './languages';
 import { SessionManager } from './sessions';
 import type { Limits, Settings } from './settings';
 
@@ -45,6 +46,8 @@ export interface Host {
 	diagnostics?(absolutePaths: readonly string[]): Promise<Diagnostic[]>;
 	/** False in an untrusted workspace: mutating tools refuse. */
 	isTrusted(): boolean;
+	/** The editor's language services (definitions, references, rename, …); absent outside VS Code. */
+	readonly languages?: LanguageServices;
 }
 
 export interface Diagnostic {

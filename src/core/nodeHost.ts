@@ -5,6 +5,7 @@ import { Boundary, WorkspaceRoot } from './boundary';
 import { applyChangesAtomically } from './atomic';
 import { ApprovalRequest, createSharedState, Diagnostic, FileChange, Host, SharedState } from './context';
 import { commandLogDir } from './process';
+import type { LanguageServices } from './languages';
 import { defaultSettings, mergeSettings, Settings, SettingsOverrides } from './settings';
 
 export interface NodeHostOptions {
@@ -21,6 +22,8 @@ export interface NodeHostOptions {
 	diagnostics?: (absolutePaths: readonly string[]) => Promise<Diagnostic[]>;
 	/** Called where an editor would open diff views (tests). */
 	showDiffs?: (changes: readonly FileChange[]) => Promise<void>;
+	/** Language services to pretend an editor offers (tests); plain Node has none. */
+	languages?: LanguageServices;
 }
 
 /** A host for the CLI, the unit tests and the benchmarks: plain Node, no editor. */
@@ -35,6 +38,7 @@ export function createNodeHost(options: NodeHostOptions = {}): Host {
 		applyChanges: options.applyChanges ?? applyChangesAtomically,
 		...(options.diagnostics ? { diagnostics: options.diagnostics } : {}),
 		...(options.showDiffs ? { showDiffs: options.showDiffs } : {}),
+		...(options.languages ? { languages: options.languages } : {}),
 		isTrusted: () => options.trusted ?? true,
 	};
 }

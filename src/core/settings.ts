@@ -6,7 +6,7 @@
 export type Approval = 'never' | 'mutating' | 'always';
 export type ShowDiffs = 'always' | 'onConfirm' | 'never';
 export type FileAccess = 'workspace' | 'unrestricted';
-export type ToolGroup = 'read' | 'edit' | 'commands' | 'plan';
+export type ToolGroup = 'read' | 'edit' | 'commands' | 'plan' | 'code';
 
 export interface Limits {
 	/** Bytes of text a read returns. */

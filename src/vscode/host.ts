@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { confirmationDiff, describeRequest } from '../core/approval';
 import type { ApprovalRequest, FileChange, Host } from '../core/context';
+import { createLanguageServices } from './languages';
 
 export interface VscodeHostParts {
 	readonly storageDir: string;
@@ -20,6 +21,7 @@ export function createVscodeHost(parts: VscodeHostParts): Host {
 		showDiffs: parts.showDiffs,
 		diagnostics: async paths => collectDiagnostics(paths),
 		isTrusted: () => vscode.workspace.isTrusted,
+		languages: createLanguageServices(),
 	};
 }
 

@@ -90,6 +90,13 @@ export interface OpenedDocument {
 	readonly languageId: string;
 }
 
+/**
+ * Whether a document's language services can be asked: `ready`; `loading` (the server answers from
+ * a partial view while it loads the project, as TypeScript's does for its first seconds, so answers
+ * would be incomplete); `silent` (nothing answers: no extension for the language, or not started).
+ */
+export type Readiness = 'ready' | 'loading' | 'silent';
+
 /** A provider's refusal (a rename that cannot be done here): the message is its reason. */
 export class LanguageServiceRefusal extends Error {
 	constructor(reason: string) {
@@ -100,13 +107,17 @@ export class LanguageServiceRefusal extends Error {
 
 /**
  * What the editor's language services answer. An empty answer is ambiguous (no provider for the
- * language, a server still starting, or truly nothing): the tools tell them apart with `answers`.
+ * language, a server still starting, or truly nothing): the tools tell them apart with `readiness`.
  */
 export interface LanguageServices {
-	/** Opens the document (starting its language's extension) and says which language it is. */
-	open(path: string): Promise<OpenedDocument>;
-	/** Whether any language service answers for this document at all (its outline, or a hover at `position`). */
-	answers(path: string, position?: SourcePosition): Promise<boolean>;
+	/**
+	 * Opens the document (starting its language's extension) and says which language it is. `inEditor`
+	 * also shows it in an editor tab, without taking focus: some servers (TypeScript's) report the
+	 * problems, and so offer the quick fixes, of visible files only.
+	 */
+	open(path: string, options?: { inEditor?: boolean }): Promise<OpenedDocument>;
+	/** Whether the document's language services answer, judged from its outline and a hover at `position`. */
+	readiness(path: string, position?: SourcePosition): Promise<Readiness>;
 	definitions(path: string, position: SourcePosition, kind: DefinitionKind): Promise<SourceLocation[]>;
 	/** Every reference, declarations included. */
 	references(path: string, position: SourcePosition): Promise<SourceLocation[]>;

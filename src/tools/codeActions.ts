@@ -22,8 +22,11 @@ const schema = Type.Object(ACTION_FIELDS, { additionalProperties: false });
 
 export type ActionInput = typeof schema.static;
 
-/** A file just opened has no problems reported yet, and quick fixes come from problems: how long to wait for them. */
-const PROBLEMS_WAIT_MS = 3_000;
+/**
+ * Quick fixes come from problems, and a file just opened (or shown) has none reported yet: how long
+ * to wait for them on a line that seems to have none.
+ */
+const PROBLEMS_WAIT_MS = 5_000;
 const PROBLEMS_POLL_MS = 200;
 
 export const codeActionsTool = defineTool({
@@ -70,6 +73,7 @@ export async function actionsAt(ctx: ToolContext, input: ActionInput): Promise<{
 	let actions = await askLanguageServer(ctx, services, file, ask, range.start);
 	let problems = await problemsOn(ctx, file, input.line);
 	if (actions.length === 0 && problems.length === 0 && kind !== 'refactor' && kind !== 'source') {
+		await services.open(file.absolute, { inEditor: true });
 		problems = await waitForProblems(ctx, file, input.line);
 		if (problems.length) actions = await ask();
 	}

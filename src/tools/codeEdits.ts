@@ -25,7 +25,8 @@ export interface EditWording {
  */
 export async function commitEdit(ctx: ToolContext, operations: readonly EditOperation[], wording: EditWording): Promise<ToolResult> {
 	return withFileLocks(ctx.state, pathsOf(operations), async () => {
-		const changes = await changesOfEdit(ctx, operations);
+		// Files in path order, as people scan a list; each change stands alone, so order does not matter to the commit.
+		const changes = (await changesOfEdit(ctx, operations)).sort((a, b) => (a.displayPath < b.displayPath ? -1 : a.displayPath > b.displayPath ? 1 : 0));
 		if (changes.length === 0) return textResult('The change leaves every file as it is. Nothing was written.', { filesTouched: [], ...wording.metadata });
 		const files = fileList(changes);
 		const commit = await commitChanges(ctx, wording.title(files), changes);

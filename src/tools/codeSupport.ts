@@ -107,9 +107,10 @@ export function splitSourceLines(text: string): string[] {
 }
 
 /**
- * Asks a language server, waiting while it starts: an empty answer is taken as "nothing" only once
- * some language service answers for the file; until then the question is asked again, up to a
- * bound. The model is told plainly when nothing answered, never handed an empty result.
+ * Asks a language server once it is ready. While it starts (nothing answers yet) or loads the
+ * project (it answers from a partial view), the question waits, up to a bound; an answer given when
+ * ready is the answer, empty or not. The model is told plainly when nothing answered, never handed
+ * an empty result that reads as "none".
  */
 export async function askLanguageServer<T>(
 	ctx: ToolContext,
@@ -124,13 +125,21 @@ export async function askLanguageServer<T>(
 	const deadline = Date.now() + waitMs;
 	let pause = FIRST_PAUSE_MS;
 	for (;;) {
-		const answer = await beforeDeadline(ask(), deadline, ctx.signal);
-		if (answer === undefined) throw stillLoading(file, waitMs);
-		if (answer.length > 0 || await beforeDeadline(services.answers(file.absolute, position), deadline, ctx.signal)) {
+		const readiness = await beforeDeadline(services.readiness(file.absolute, position), deadline, ctx.signal) ?? 'loading';
+		if (readiness === 'ready') {
 			silent.delete(file.languageId);
+			// A ready server may still take a while for a big question (references in a large project).
+			const answer = await beforeDeadline(ask(), Date.now() + LANGUAGE_WAIT.firstMs, ctx.signal);
+			if (answer === undefined) throw stillLoading(file, LANGUAGE_WAIT.firstMs);
 			return answer;
 		}
+		if (readiness === 'silent') {
+			// A server with neither outline nor hover may still answer this question.
+			const answer = await beforeDeadline(ask(), deadline, ctx.signal);
+			if (answer?.length) return answer;
+		}
 		if (Date.now() + pause > deadline) {
+			if (readiness === 'loading') throw stillLoading(file, waitMs);
 			silent.add(file.languageId);
 			throw noLanguageServer(file, waitMs);
 		}
@@ -144,7 +153,7 @@ function noLanguageServer(file: Pick<SourceFile, 'display' | 'languageId'>, wait
 }
 
 function stillLoading(file: Pick<SourceFile, 'display' | 'languageId'>, waitMs: number): ToolError {
-	return new ToolError('timeout', `The ${file.languageId} language server did not answer for ${file.display} within ${waitMs / 1000} s (it may still be loading the project). Try again in a moment, or search the text with grep.`);
+	return new ToolError('timeout', `The ${file.languageId} language server did not answer for ${file.display} within ${waitMs / 1000} s (it is still loading the project, or the question is too big). Try again in a moment, or search the text with grep.`);
 }
 
 /** The promise's value, or undefined when the deadline passes first; rejects when the call is cancelled. */

@@ -3,7 +3,7 @@ import type { ToolContext } from '../core/context';
 import type { SourceLocation } from '../core/languages';
 import { textResult, ToolResult } from '../core/result';
 import { formatCount, plural } from '../core/truncate';
-import { askLanguageServer, describeTarget, languageServices, locate, moreMarker, POSITION_FIELDS, sortByPlace, SourceLines, uniqueLocations } from './codeSupport';
+import { askLanguageServer, describeTarget, languageServices, locate, moreMarker, Placed, POSITION_FIELDS, sortByPlace, SourceLines, uniqueLocations } from './codeSupport';
 import { defineTool } from './tool';
 
 const schema = Type.Object({
@@ -62,10 +62,12 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 	const out = [`${total}; showing ${formatCount(offset + 1)}–${formatCount(offset + page.length)}:`];
 	if (note) out.push(note);
 	if (page.length < sorted.length && perFile.size > 1) out.push(`By file: ${fileCounts(perFile)}`);
-	let previous: string | undefined;
+	let previous: Placed | undefined;
 	for (const reference of page) {
-		if (reference.display !== previous) out.push('');
-		previous = reference.display;
+		// Two references on one line (`f(f(x))`) show the line once.
+		if (previous?.display === reference.display && previous.location.range.start.line === reference.location.range.start.line) continue;
+		if (reference.display !== previous?.display) out.push('');
+		previous = reference;
 		out.push(await lines.line(reference.location));
 	}
 	const next = offset + page.length;

@@ -11,14 +11,21 @@ import {
  */
 export function createLanguageServices(): LanguageServices {
 	return {
-		open: async path => ({ languageId: (await vscode.workspace.openTextDocument(vscode.Uri.file(path))).languageId }),
-		answers: async (path, position) => {
+		open: async (path, options) => {
+			const document = await vscode.workspace.openTextDocument(vscode.Uri.file(path));
+			if (options?.inEditor) await vscode.window.showTextDocument(document, { preview: true, preserveFocus: true });
+			return { languageId: document.languageId };
+		},
+		readiness: async (path, position) => {
 			const uri = vscode.Uri.file(path);
 			const [symbols, hovers] = await Promise.all([
 				ask<unknown[]>('vscode.executeDocumentSymbolProvider', uri),
 				position ? ask<vscode.Hover[]>('vscode.executeHoverProvider', uri, toPosition(position)) : undefined,
 			]);
-			return (symbols?.length ?? 0) > 0 || (hovers ?? []).some(hover => hover.contents.length > 0);
+			const texts = (hovers ?? []).flatMap(hover => hover.contents.map(markdownOf));
+			// TypeScript answers from a syntax-only server while it loads a project, and marks its hovers so.
+			if (texts.some(text => text.includes(TYPESCRIPT_LOADING))) return 'loading';
+			return (symbols?.length ?? 0) > 0 || texts.length > 0 ? 'ready' : 'silent';
 		},
 		definitions: async (path, position, kind) =>
 			(await ask<(vscode.Location | vscode.LocationLink)[]>(DEFINITION_COMMANDS[kind], vscode.Uri.file(path), toPosition(position)) ?? []).flatMap(fromLocation),
@@ -52,6 +59,9 @@ const DEFINITION_COMMANDS: Record<DefinitionKind, string> = {
 	type_definition: 'vscode.executeTypeDefinitionProvider',
 	implementation: 'vscode.executeImplementationProvider',
 };
+
+/** What VS Code's TypeScript extension puts in a hover answered before the project has loaded. */
+const TYPESCRIPT_LOADING = '(loading...)';
 
 /** Code actions whose edits VS Code resolves up front (refactorings compute theirs lazily). */
 const RESOLVE_ACTIONS = 50;

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { main } from '../../src/cli/main';
 import type { Diagnostic } from '../../src/core/context';
-import { CallItem, CodeActionInfo, EditOperation, LanguageServiceRefusal, LanguageServices, SourceLocation, SourceRange } from '../../src/core/languages';
+import { CallItem, CodeActionInfo, EditOperation, LanguageServiceRefusal, LanguageServices, Readiness, SourceLocation, SourceRange } from '../../src/core/languages';
 import { resultText } from '../../src/core/result';
 import { LANGUAGE_WAIT } from '../../src/tools/codeSupport';
 import { makeHarness, makeTree } from './helpers';
@@ -14,7 +14,7 @@ function fakeLanguages(overrides: Partial<LanguageServices> = {}): LanguageServi
 	const none = async () => [];
 	const services: LanguageServices = {
 		open: async () => ({ languageId: 'typescript' }),
-		answers: async () => true,
+		readiness: async () => 'ready',
 		definitions: none,
 		references: none,
 		workspaceSymbols: none,
@@ -138,19 +138,32 @@ describe('code tools (on a fake language server)', () => {
 	});
 
 	describe('waiting for the language server', () => {
-		it('asks again while the server starts, and answers once it does', async () => {
-			let calls = 0;
+		it('waits while the server starts and while it loads the project, and asks once it is ready', async () => {
+			const states: Readiness[] = ['silent', 'loading', 'ready'];
+			let state: Readiness = 'silent';
 			const languages = fakeLanguages({
-				answers: async () => false,
-				references: async () => (++calls < 3 ? [] : [at('src/main.ts', 1, 0, 5)]),
+				readiness: async () => (state = states.shift() ?? 'ready'),
+				// A server answers from a partial view while it loads: that answer must not be taken.
+				references: async () => (state === 'ready' ? [at('src/main.ts', 1, 0, 5), at('src/greeting.ts', 0, 16, 5)] : state === 'loading' ? [at('src/main.ts', 1, 0, 5)] : []),
 			});
 			const text = await makeHarness(tree.root, { languages }).text('find_references', { path: 'src/main.ts', line: 2, symbol: 'greet' });
-			assert.equal(calls, 3);
-			assert.match(text, /^1 reference to "greet" in 1 file/);
+			assert.match(text, /^2 references to "greet" in 2 files/);
+			assert.equal(languages.asked.filter(call => call.startsWith('readiness')).length, 3);
+		});
+
+		it('takes the answer of a server that has neither outline nor hover', async () => {
+			const languages = fakeLanguages({ readiness: async () => 'silent', references: async () => [at('src/main.ts', 1, 0, 5)] });
+			assert.match(await makeHarness(tree.root, { languages }).text('find_references', { path: 'src/main.ts', line: 2, symbol: 'greet' }), /^1 reference to "greet" in 1 file/);
+		});
+
+		it('gives up on a project that keeps loading', async () => {
+			const error = await makeHarness(tree.root, { languages: fakeLanguages({ readiness: async () => 'loading' }) }).error('hover', { path: 'src/main.ts', line: 2, symbol: 'greet' });
+			assert.equal(error.code, 'timeout');
+			assert.match(error.message, /^The typescript language server did not answer for src\/main\.ts within 1 s \(it is still loading the project, or the question is too big\)/);
 		});
 
 		it('says plainly when no language service answers, never an empty result, and waits less the next time', async () => {
-			const h = makeHarness(tree.root, { languages: fakeLanguages({ answers: async () => false, open: async () => ({ languageId: 'cobol' }) }) });
+			const h = makeHarness(tree.root, { languages: fakeLanguages({ readiness: async () => 'silent', open: async () => ({ languageId: 'cobol' }) }) });
 			const first = await h.error('find_references', { path: 'src/main.ts', line: 2, symbol: 'greet' });
 			assert.equal(first.code, 'unavailable');
 			assert.match(first.message, /^No language service answered for src\/main\.ts \(language "cobol"\) within 1 s: VS Code has no extension for this language, or its server is still starting\. Nothing was found or ruled out\. Search the text with grep instead/);
@@ -166,7 +179,7 @@ describe('code tools (on a fake language server)', () => {
 			const never = () => new Promise<never>(() => undefined);
 			const error = await makeHarness(tree.root, { languages: fakeLanguages({ references: never }) }).error('find_references', { path: 'src/main.ts', line: 2, symbol: 'greet' });
 			assert.equal(error.code, 'timeout');
-			assert.match(error.message, /did not answer for src\/main\.ts within 1 s \(it may still be loading the project\)/);
+			assert.match(error.message, /did not answer for src\/main\.ts within 1 s \(it is still loading the project, or the question is too big\)/);
 		});
 
 		it('stops waiting when the call is cancelled', async () => {

@@ -394,7 +394,7 @@ describe('code tools (on a fake language server)', () => {
 			};
 			const h = makeHarness(tree.root, { languages: fakeLanguages({ codeActions: async () => [action] }) });
 			const text = await h.text('apply_code_action', { path: 'src/main.ts', line: 1, kind: 'refactor', title: action.title });
-			assert.match(text, /\nA src\/greet\.ts \(\+1 −0\)\nR src\/index\.ts → src\/barrel\.ts \(\+1 −1\)\nD src\/greeting\.ts \(\+0 −3\)$/);
+			assert.match(text, /\nA src\/greet\.ts \(\+1 −0\)\nD src\/greeting\.ts \(\+0 −3\)\nR src\/index\.ts → src\/barrel\.ts \(\+1 −1\)$/);
 			assert.equal(fs.readFileSync(tree.file('src/greet.ts'), 'utf8'), 'export const greet = 1;\n');
 			assert.equal(fs.readFileSync(tree.file('src/barrel.ts'), 'utf8'), 'export { greet } from \'./greet\';\n');
 			assert.equal(fs.existsSync(tree.file('src/index.ts')) || fs.existsSync(tree.file('src/greeting.ts')), false);

@@ -31,7 +31,7 @@ export const callHierarchyTool = defineTool({
 	userDescription: 'Who calls a function (or what it calls), level by level, with the lines of the calls.',
 	modelDescription: [
 		'The callers of a function or method (direction "incoming", default) or the functions it calls ("outgoing"), from the language server, as a tree to `depth` levels (1–4, default 1), each with `path:line` and the lines where the calls are.',
-		'Give path, line (1-based) and the function\'s name on that line (its declaration or any call). At most 100 functions per result.',
+		'Give path, line and the function\'s name on that line (its declaration or any call). At most 100 functions per result.',
 	].join(' '),
 	schema,
 	describe: input => `Finding ${input.direction === 'outgoing' ? 'the calls made by' : 'the callers of'} ${describeTarget(input)}`,

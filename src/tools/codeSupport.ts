@@ -24,11 +24,11 @@ export function stringEnum<T extends string>(values: readonly T[], options: { de
 }
 
 export const POSITION_FIELDS = {
-	path: Type.String({ minLength: 1, description: 'File the symbol is in, workspace-relative.' }),
-	line: Type.Integer({ minimum: 1, description: 'Line it is on (1-based).' }),
-	symbol: Type.String({ minLength: 1, description: 'The identifier as written on that line, e.g. "parseConfig".' }),
-	occurrence: Type.Optional(Type.Integer({ minimum: 1, description: 'Which one, when it is on the line more than once (1-based, default 1).' })),
-	column: Type.Optional(Type.Integer({ minimum: 1, description: 'Optional 1-based column inside the occurrence meant, instead of occurrence.' })),
+	path: Type.String({ minLength: 1, description: 'The file, workspace-relative.' }),
+	line: Type.Integer({ minimum: 1, description: 'The symbol\'s line (1-based).' }),
+	symbol: Type.String({ minLength: 1, description: 'The identifier as written on that line.' }),
+	occurrence: Type.Optional(Type.Integer({ minimum: 1, description: 'Which one, if it is on the line more than once (default 1).' })),
+	column: Type.Optional(Type.Integer({ minimum: 1, description: 'Or a 1-based column inside the one meant.' })),
 };
 
 export type PositionInput = SymbolTarget & { readonly path: string };
@@ -172,6 +172,7 @@ export function beforeDeadline<T>(work: Promise<T>, deadline: number, signal: Ab
 	});
 }
 
+/** Waits `ms`; rejects when the call is cancelled meanwhile. */
 export function sleep(ms: number, signal: AbortSignal): Promise<void> {
 	return beforeDeadline(new Promise<void>(() => undefined), Date.now() + ms, signal).then(() => undefined);
 }

@@ -30,8 +30,8 @@ export const findReferencesTool = defineTool({
 	userDescription: 'Every reference to a symbol, from the language server: through imports, re-exports and interfaces, without same-named strangers.',
 	modelDescription: [
 		'Every reference to a symbol, from the language server: it follows imports, re-exports, aliases and interface calls, and skips unrelated code and comments with the same name (which grep cannot).',
-		'Give path, line (1-based) and the symbol\'s text on that line. Returns `path:line: text` grouped by file with total counts, at most 100 per call (limit; offset pages).',
-		'Waits while the server starts; says so when the language has none (then use grep).',
+		'Give path, line and the symbol\'s text on that line. Returns `path:line: text` grouped by file with total counts, at most 100 per call (limit; offset pages).',
+		'Waits while the server loads the project; says so when the language has no server (then use grep).',
 	].join(' '),
 	schema,
 	describe: input => `Finding references to ${describeTarget(input)}`,

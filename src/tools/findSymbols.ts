@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { ToolContext } from '../core/context';
+import { ToolError } from '../core/errors';
 import { statOrExplain } from '../core/files';
 import type { SymbolInfo, SymbolKindName } from '../core/languages';
 import { contains } from '../core/paths';
@@ -54,7 +55,7 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 	const target = input.path === undefined ? undefined : await ctx.boundary.resolve(input.path, 'read');
 	const folder = target ? (await statOrExplain(target.absolute, target.display)).isDirectory() : false;
 	if (!input.query && (!target || folder)) {
-		return textResult('Give query (a name to search for), or path of a file for its outline. Nothing was searched.', { total: 0 });
+		throw new ToolError('invalid_input', `Give query (a name to search for)${folder ? ' with that folder' : ''}, or path of a file for its outline. Nothing was searched.`);
 	}
 	const lines = new SourceLines(ctx);
 	if (target && !folder) {

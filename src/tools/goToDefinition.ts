@@ -10,7 +10,7 @@ const KINDS: readonly DefinitionKind[] = ['definition', 'type_definition', 'impl
 
 const schema = Type.Object({
 	...POSITION_FIELDS,
-	kind: Type.Optional(stringEnum(KINDS, { description: '"definition" (default), "type_definition" (the declaration of its type) or "implementation" (classes and methods implementing an interface or abstract member).' })),
+	kind: Type.Optional(stringEnum(KINDS, { description: '"definition" (default), "type_definition" or "implementation".' })),
 }, { additionalProperties: false });
 
 type Input = typeof schema.static;
@@ -32,8 +32,8 @@ export const goToDefinitionTool = defineTool({
 	userDescription: 'Where a symbol is defined (or its type, or its implementations), from the language server, with the first lines of each.',
 	modelDescription: [
 		'Where a symbol is declared, from the language server, across files and through imports and re-exports: each place as `path:line` with the first lines of the declaration.',
-		'Give path, line (1-based) and the symbol\'s text on that line. kind "type_definition" finds the declaration of its type, "implementation" the classes and methods that implement an interface or abstract member.',
-		'Places outside the workspace (a library\'s .d.ts) show only their one line. Waits while the server starts; says so when the language has none.',
+		'Give path, line and the symbol\'s text on that line. kind "type_definition" finds its type\'s declaration, "implementation" the classes and methods implementing an interface or abstract member.',
+		'Places outside the workspace (a library\'s .d.ts) show their one line only.',
 	].join(' '),
 	schema,
 	describe: input => `Finding the ${(input.kind ?? 'definition').replace('_', ' ')} of ${describeTarget(input)}`,

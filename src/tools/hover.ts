@@ -25,7 +25,7 @@ export const hoverTool = defineTool({
 	userDescription: 'What the language server says about a symbol: its type or signature and its documentation.',
 	modelDescription: [
 		'What the editor shows when hovering a symbol: its inferred type or full signature, and its documentation (Markdown), from the language server.',
-		'Give path, line (1-based) and the symbol\'s text on that line. Cheaper than reading the declaration to learn a type; use go_to_definition for the code itself. At most 8 KB.',
+		'Give path, line and the symbol\'s text on that line. Cheaper than reading the declaration to learn a type; use go_to_definition for the code itself. At most 8 KB.',
 	].join(' '),
 	schema,
 	describe: input => `Hovering ${describeTarget(input)}`,

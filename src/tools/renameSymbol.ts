@@ -27,7 +27,7 @@ export const renameSymbolTool = defineTool({
 	userDescription: 'Rename a symbol everywhere it is used, as the editor\'s Rename Symbol does: one change across files, shown as a diff first and undone with one Undo.',
 	modelDescription: [
 		'Rename a symbol and every reference to it across the workspace with the language server (imports, re-exports and interface members included; same-named unrelated code untouched), as one all-or-nothing change the user approves as a multi-file diff.',
-		'Give path, line (1-based), the symbol\'s text on that line (any occurrence: declaration, import or use) and newName. Prefer it to text replacement for renames. Returns the files changed and any new problems.',
+		'Give path, line, the symbol\'s text on that line (any occurrence: declaration, import or use) and newName. Prefer it to text replacement for renames. Returns the files changed and any new problems.',
 	].join(' '),
 	schema,
 	describe: input => `Renaming ${describeTarget(input)} to "${input.newName}"`,

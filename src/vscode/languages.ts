@@ -18,14 +18,15 @@ export function createLanguageServices(): LanguageServices {
 		},
 		readiness: async (path, position) => {
 			const uri = vscode.Uri.file(path);
-			const [symbols, hovers] = await Promise.all([
-				ask<unknown[]>('vscode.executeDocumentSymbolProvider', uri),
-				position ? ask<vscode.Hover[]>('vscode.executeHoverProvider', uri, toPosition(position)) : undefined,
-			]);
-			const texts = (hovers ?? []).flatMap(hover => hover.contents.map(markdownOf));
+			const symbols = await ask<(vscode.SymbolInformation | vscode.DocumentSymbol)[]>('vscode.executeDocumentSymbolProvider', uri) ?? [];
+			const hoverAt = async (at: vscode.Position) => (await ask<vscode.Hover[]>('vscode.executeHoverProvider', uri, at) ?? []).flatMap(hover => hover.contents.map(markdownOf));
+			let texts = position ? await hoverAt(toPosition(position)) : [];
+			// A line's start or a keyword has no hover; a declared name always has one.
+			const declared = symbols.length ? fromSymbol(symbols[0], path)[0]?.location.range.start : undefined;
+			if (texts.length === 0 && declared) texts = await hoverAt(toPosition(declared));
 			// TypeScript answers from a syntax-only server while it loads a project, and marks its hovers so.
 			if (texts.some(text => text.includes(TYPESCRIPT_LOADING))) return 'loading';
-			return (symbols?.length ?? 0) > 0 || texts.length > 0 ? 'ready' : 'silent';
+			return symbols.length > 0 || texts.length > 0 ? 'ready' : 'silent';
 		},
 		definitions: async (path, position, kind) =>
 			(await ask<(vscode.Location | vscode.LocationLink)[]>(DEFINITION_COMMANDS[kind], vscode.Uri.file(path), toPosition(position)) ?? []).flatMap(fromLocation),

@@ -2,7 +2,9 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { resultText } from '../../../src/core/result';
 import { ALL_TOOLS, ToolRegistry } from '../../../src/tools';
+import { LANGUAGE_WAIT } from '../../../src/tools/codeSupport';
 import { createVscodeEnvironment } from '../../../src/vscode/environment';
 import { createVscodeHost } from '../../../src/vscode/host';
 import { prepare } from '../../../src/vscode/lmTools';
@@ -15,6 +17,12 @@ const at = (rel: string) => path.join(workspace(), PROJECT, rel);
 const read = (rel: string) => fs.readFileSync(at(rel), 'utf8');
 /** The server of a fresh window loads the project in seconds, more on a busy machine. */
 const SERVER_START_MS = 120_000;
+
+/** A registry of our own over the VS Code host, for prepareInvocation and a shortened wait. */
+function ownRegistry(subscriptions: vscode.Disposable[]): ToolRegistry {
+	const host = createVscodeHost({ storageDir: path.join(workspace(), '..', 'code-storage'), applyChanges: applyWithWorkspaceEdit });
+	return new ToolRegistry(ALL_TOOLS, createVscodeEnvironment(host, subscriptions));
+}
 
 describe('code intelligence on VS Code\'s TypeScript server', function () {
 	this.timeout(SERVER_START_MS + 30_000);
@@ -85,11 +93,27 @@ describe('code intelligence on VS Code\'s TypeScript server', function () {
 		assert.match(await invokeText('hover', { path: '/etc/hostname', line: 1, symbol: 'x' }), /^Error: "\/etc\/hostname" is outside the workspace \(rule: outside_workspace\)/);
 	});
 
+	it('says plainly that no language service answers for a plain text file, instead of "no references"', async () => {
+		const subscriptions: vscode.Disposable[] = [];
+		const saved = { ...LANGUAGE_WAIT };
+		fs.writeFileSync(at('notes.txt'), 'greet the reader\n');
+		try {
+			// A registry of our own, whose wait this test can shorten (the extension's stays at 20 s).
+			Object.assign(LANGUAGE_WAIT, { firstMs: 2000, silentMs: 500 });
+			const result = await ownRegistry(subscriptions).invoke('find_references', { path: `${PROJECT}/notes.txt`, line: 1, symbol: 'greet' });
+			assert.equal(result.error?.code, 'unavailable');
+			assert.match(resultText(result), /^Error: No language service answered for ts-project\/notes\.txt \(language "plaintext"\) within 2 s: .* Search the text with grep instead/);
+		} finally {
+			Object.assign(LANGUAGE_WAIT, saved);
+			for (const subscription of subscriptions) subscription.dispose();
+			fs.rmSync(at('notes.txt'), { force: true });
+		}
+	});
+
 	it('shows the whole rename as a multi-file diff before approval, and changes nothing to show it', async () => {
 		const subscriptions: vscode.Disposable[] = [];
 		try {
-			const host = createVscodeHost({ storageDir: path.join(workspace(), '..', 'code-storage'), applyChanges: applyWithWorkspaceEdit });
-			const registry = new ToolRegistry(ALL_TOOLS, createVscodeEnvironment(host, subscriptions));
+			const registry = ownRegistry(subscriptions);
 			const input = { path: `${PROJECT}/src/report.ts`, line: 5, symbol: 'area', newName: 'surface' };
 			const prepared = await prepare(registry, registry.get('rename_symbol')!, input);
 			assert.equal(prepared.confirmationMessages?.title, 'Rename area → surface in 3 files: ts-project/src/circle.ts, ts-project/src/report.ts, ts-project/src/shapes.ts');

@@ -20,7 +20,7 @@ export const ACTION_FIELDS = {
 
 const schema = Type.Object(ACTION_FIELDS, { additionalProperties: false });
 
-export type ActionInput = typeof schema.static;
+type ActionInput = typeof schema.static;
 
 /**
  * Quick fixes come from problems, and a file just opened (or shown) has none reported yet: how long
@@ -103,7 +103,7 @@ async function waitForProblems(ctx: ToolContext, file: SourceFile, line: number)
 }
 
 /** `Add import from "./greeting" (quickfix, preferred)`, and what stands in the way of applying it. */
-export function describeAction(action: CodeActionInfo): string {
+function describeAction(action: CodeActionInfo): string {
 	const tags = [action.kind, action.isPreferred ? 'preferred' : undefined].filter(Boolean).join(', ');
 	const applies = action.edit ? '' : action.command ? ' — runs an editor command only: cannot be previewed, so Toolbelt does not apply it' : ' — changes nothing';
 	return `${action.title}${tags ? ` (${tags})` : ''}${applies}`;

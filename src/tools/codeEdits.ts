@@ -9,7 +9,7 @@ import { diagnosticsSection, statSummary } from './changeReport';
 /** Files listed one per line in a result; the rest are counted. */
 const MAX_LISTED_FILES = 50;
 
-export interface EditWording {
+interface EditWording {
 	/** The approval's title, given "3 files: a.ts, b.ts, c.ts". */
 	title(files: string): string;
 	/** The result's first line, given the files and `+3 −3`. */

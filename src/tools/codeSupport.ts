@@ -102,7 +102,7 @@ function stripBom(text: string): string {
 }
 
 /** Lines as VS Code counts them: `\r\n`, `\n` and a lone `\r` end a line. */
-export function splitSourceLines(text: string): string[] {
+function splitSourceLines(text: string): string[] {
 	return text.split(/\r\n|\r|\n/);
 }
 
@@ -157,7 +157,7 @@ function stillLoading(file: Pick<SourceFile, 'display' | 'languageId'>, waitMs: 
 }
 
 /** The promise's value, or undefined when the deadline passes first; rejects when the call is cancelled. */
-export function beforeDeadline<T>(work: Promise<T>, deadline: number, signal: AbortSignal): Promise<T | undefined> {
+function beforeDeadline<T>(work: Promise<T>, deadline: number, signal: AbortSignal): Promise<T | undefined> {
 	if (signal.aborted) return Promise.reject(new CancelledError());
 	return new Promise<T | undefined>((resolve, reject) => {
 		const timer = setTimeout(() => finish(() => resolve(undefined)), Math.max(0, deadline - Date.now()));
@@ -267,7 +267,7 @@ export function uniqueLocations(locations: readonly SourceLocation[]): SourceLoc
 }
 
 /** A path outside the workspace, shortened to what identifies it (`…/node_modules/typescript/lib/lib.es5.d.ts`). */
-export function outsideDisplay(absolute: string): string {
+function outsideDisplay(absolute: string): string {
 	const posix = absolute.split(path.sep).join('/');
 	const at = posix.lastIndexOf('/node_modules/');
 	return at === -1 ? posix : `…${posix.slice(at)}`;

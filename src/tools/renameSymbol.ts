@@ -79,7 +79,7 @@ const JS_RESERVED = new Set([
  * (TypeScript's among them) rename to anything. Names of another shape (CSS, Lisp, `#private`) are
  * left to the language server.
  */
-export function notAnIdentifier(languageId: string, oldName: string, newName: string): string | undefined {
+function notAnIdentifier(languageId: string, oldName: string, newName: string): string | undefined {
 	if (!IDENTIFIER.test(oldName)) return undefined;
 	if (!IDENTIFIER.test(newName)) return `"${newName}" is not an identifier (a letter, _ or $ first, then letters, digits, _ or $).`;
 	if (JS_LANGUAGES.has(languageId) && JS_RESERVED.has(newName)) return `"${newName}" is a reserved word in ${languageId}.`;

@@ -171,7 +171,7 @@ const SNIPPET_EDIT = 6;
  * operations are read from the ext host's entries when it has them; text edits between two file
  * operations belong together, as VS Code applies them.
  */
-export function fromWorkspaceEdit(edit: vscode.WorkspaceEdit): EditOperation[] {
+function fromWorkspaceEdit(edit: vscode.WorkspaceEdit): EditOperation[] {
 	const raw = (edit as unknown as { _allEntries?(): RawEntry[] })._allEntries?.();
 	const entries: RawEntry[] = raw ?? edit.entries().flatMap(([uri, edits]) => edits.map(textEdit => ({ _type: TEXT_EDIT, uri, edit: textEdit })));
 	const operations: EditOperation[] = [];

@@ -1,7 +1,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-	{ ignores: ['node_modules/**', 'dist/**', 'out/**', 'test/fixtures/**', '.toolbelt-test/**', 'demo/**'] },
+	{ ignores: ['node_modules/**', 'dist/**', 'out/**', 'test/fixtures/**', '.toolbelt-test/**', 'demo/**', 'bench/.data/**'] },
 	...tseslint.configs.recommended,
 	{
 		rules: {

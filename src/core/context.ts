@@ -1,5 +1,6 @@
 import type { Boundary } from './boundary';
 import type { SandboxHostOptions } from './sandbox/runtime';
+import type { LanguageServices } from './languages';
 import { SessionManager } from './sessions';
 import type { Limits, Settings } from './settings';
 
@@ -52,6 +53,8 @@ export interface Host {
 	isTrusted(): boolean;
 	/** Where the sandbox finds its tools and what it hides; see core/sandbox/runtime.ts. */
 	readonly sandbox?: SandboxHostOptions;
+	/** The editor's language services (definitions, references, rename, …); absent outside VS Code. */
+	readonly languages?: LanguageServices;
 }
 
 export interface Diagnostic {

@@ -27,6 +27,7 @@ export type ErrorCode =
 	| 'cancelled'
 	| 'declined'
 	| 'untrusted'
+	| 'unavailable'
 	| 'io';
 
 export class ToolError extends Error {

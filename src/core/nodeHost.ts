@@ -5,6 +5,7 @@ import { applyChangesAtomically } from './atomic';
 import { ApprovalRequest, createSharedState, Diagnostic, FileChange, Host, SharedState } from './context';
 import { commandLogDir } from './process';
 import type { SandboxHostOptions } from './sandbox/runtime';
+import type { LanguageServices } from './languages';
 import { defaultSettings, mergeSettings, Settings, SettingsOverrides } from './settings';
 import { cliStorageBase, cliStorageDir, ensurePrivateFolder } from './storage';
 
@@ -27,6 +28,8 @@ export interface NodeHostOptions {
 	showDiffs?: (changes: readonly FileChange[]) => Promise<void>;
 	/** Where the sandbox finds bwrap, whose home it hides, … (tests inject these). */
 	sandbox?: SandboxHostOptions;
+	/** Language services to pretend an editor offers (tests); plain Node has none. */
+	languages?: LanguageServices;
 }
 
 /** A host for the CLI, the unit tests and the benchmarks: plain Node, no editor. */
@@ -40,6 +43,7 @@ function createNodeHost(options: NodeHostOptions & { storageDir: string }): Host
 		...(options.diagnostics ? { diagnostics: options.diagnostics } : {}),
 		...(options.showDiffs ? { showDiffs: options.showDiffs } : {}),
 		...(options.sandbox ? { sandbox: options.sandbox } : {}),
+		...(options.languages ? { languages: options.languages } : {}),
 		isTrusted: () => options.trusted ?? true,
 	};
 }

@@ -8,7 +8,7 @@ import { isAbsolute } from 'node:path';
 export type Approval = 'never' | 'edits' | 'mutating' | 'always';
 export type ShowDiffs = 'always' | 'onConfirm' | 'never';
 export type FileAccess = 'workspace' | 'unrestricted';
-export type ToolGroup = 'read' | 'edit' | 'commands' | 'plan';
+export type ToolGroup = 'read' | 'edit' | 'commands' | 'plan' | 'code';
 export type SandboxMode = 'auto' | 'required' | 'off';
 export type SandboxNetwork = 'off' | 'on';
 

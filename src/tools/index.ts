@@ -1,15 +1,23 @@
+import { applyCodeActionTool } from './applyCodeAction';
 import { applyPatchTool } from './applyPatch';
+import { callHierarchyTool } from './callHierarchy';
+import { codeActionsTool } from './codeActions';
 import { execCommandTool } from './execCommand';
 import { killSessionTool } from './killSession';
 import { listSessionsTool } from './listSessions';
 import { editFileTool } from './editFile';
 import { findFilesTool } from './findFiles';
+import { findReferencesTool } from './findReferences';
+import { findSymbolsTool } from './findSymbols';
 import { getDiagnosticsTool } from './getDiagnostics';
+import { goToDefinitionTool } from './goToDefinition';
 import { grepTool } from './grep';
+import { hoverTool } from './hover';
 import { listDirTool } from './listDir';
 import { completeTaskTool } from './completeTask';
 import { getPlanTool } from './getPlan';
 import { readFileTool } from './readFile';
+import { renameSymbolTool } from './renameSymbol';
 import { runCommandTool } from './runCommand';
 import { writeStdinTool } from './writeStdin';
 import type { ToolDefinition } from './tool';
@@ -24,6 +32,14 @@ export const ALL_TOOLS: readonly ToolDefinition<any>[] = [
 	findFilesTool,
 	grepTool,
 	getDiagnosticsTool,
+	findSymbolsTool,
+	goToDefinitionTool,
+	findReferencesTool,
+	hoverTool,
+	callHierarchyTool,
+	renameSymbolTool,
+	codeActionsTool,
+	applyCodeActionTool,
 	writeFileTool,
 	editFileTool,
 	applyPatchTool,

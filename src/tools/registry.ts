@@ -8,6 +8,7 @@ import { CancelledError, DeclinedError, ToolError, ValidationError } from '../co
 import { resultText, toErrorResult, ToolResult } from '../core/result';
 import { mergeSettings, Settings, SettingsOverrides } from '../core/settings';
 import { validateInput } from '../core/validate';
+import { needsVscode } from './codeSupport';
 import { contributedName, isSwitchedOff, modelName, safeDescribe, ToolDefinition } from './tool';
 
 /** What a registry needs from where it runs (VS Code or plain Node). */
@@ -43,6 +44,8 @@ export interface ToolDescription {
 	readonly inputSchema: object;
 	readonly mutating: boolean;
 	readonly group: string;
+	/** Works only inside VS Code (it asks the editor's language services). */
+	readonly needsVscode: boolean;
 }
 
 const RESULT_TEXT_IN_EVENTS = 4096;
@@ -68,6 +71,7 @@ export class ToolRegistry {
 			inputSchema: tool.schema,
 			mutating: tool.mutating,
 			group: tool.group,
+			needsVscode: tool.needsVscode ?? false,
 		}));
 	}
 
@@ -88,6 +92,7 @@ export class ToolRegistry {
 		if (isSwitchedOff(tool, settings)) {
 			throw new ToolError('disabled', `${tool.name} is switched off in this workspace's settings (toolbelt.disabledTools / toolbelt.disabledGroups). Use another tool or ask the user to enable it.`);
 		}
+		if (tool.needsVscode && !this.env.host.languages) throw needsVscode(tool.name);
 		const issues = validateInput(tool.schema, input);
 		if (issues.length) throw new ValidationError(tool.name, issues);
 		if (tool.mutating && !this.env.host.isTrusted()) {

@@ -22,6 +22,11 @@ export interface ToolDefinition<S extends TSchema = TSchema> {
 	 * the asking itself is decided by the approval request the tool makes).
 	 */
 	readonly asksByDefault?: boolean;
+	/**
+	 * Asks the editor's language services (`host.languages`): refused, with one sentence saying so,
+	 * where the host has none (the command line).
+	 */
+	readonly needsVscode?: boolean;
 	/** A codicon id, e.g. `file`. */
 	readonly icon: string;
 	readonly tags: readonly string[];

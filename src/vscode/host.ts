@@ -2,6 +2,7 @@ import * as vscode from 'vscode';
 import { confirmationDiff, describeRequest } from '../core/approval';
 import type { ApprovalRequest, FileChange, Host } from '../core/context';
 import type { SandboxHostOptions } from '../core/sandbox/runtime';
+import { createLanguageServices } from './languages';
 
 export interface VscodeHostParts {
 	readonly storageDir: string;
@@ -23,6 +24,7 @@ export function createVscodeHost(parts: VscodeHostParts): Host {
 		diagnostics: async paths => collectDiagnostics(paths),
 		isTrusted: () => vscode.workspace.isTrusted,
 		sandbox: parts.sandbox,
+		languages: createLanguageServices(),
 	};
 }
 

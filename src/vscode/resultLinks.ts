@@ -33,14 +33,14 @@ const changed: LineRule = text => {
 };
 
 /**
- * The rules for a tool's result, or none: only results that are lists of paths (grep, find_files)
- * or report changed files (the `edit` group, whose results end with the problems the change
- * caused) are scanned, so a read_file or command result costs no file system lookups.
+ * The rules for a tool's result, or none: only results that are lists of paths (grep, find_files,
+ * the `code` group's places) or report changed files (the `edit` group, whose results end with the
+ * problems the change caused) are scanned, so a read_file or command result costs no file system lookups.
  */
 function rulesFor(tool: ToolDefinition<any> | undefined): LineRule[] {
 	if (tool?.name === 'grep') return [location];
 	if (tool?.name === 'find_files') return [barePath];
-	if (tool?.group === 'edit') return [changed, location];
+	if (tool?.group === 'edit' || tool?.group === 'code') return [changed, location];
 	return [];
 }
 

@@ -52,13 +52,23 @@ export const steps = [
 		assert.equal(fs.readFileSync(file('README.md'), 'utf8'), before);
 	}],
 
-	['the same call approved changes the file and opens the diff editor', async ({ page, file, screenshot }) => {
-		await writeReadmeFromPalette(page);
+	['Show Diff shows the proposed text before anything is written; Apply then leaves one diff tab', async ({ page, file, screenshot }) => {
+		const box = await writeReadmeFromPalette(page);
+		assert.match(await box.innerText(), /Overwrite README\.md\?/);
+		assert.doesNotMatch(await box.innerText(), /```/);
+		await clickDialogButton(page, 'Show Diff');
+		await page.locator('.tab', { hasText: 'README.md (Toolbelt: proposed, changed)' }).first().waitFor();
+		await page.locator('.monaco-diff-editor .editor.modified .view-line', { hasText: NEW_README }).first().waitFor();
+		assert.notEqual(fs.readFileSync(file('README.md'), 'utf8'), NEW_README, 'nothing is written before Apply');
+		// The question comes back over the diff.
+		await dialog(page);
+		await screenshot('proposed-diff');
 		await clickDialogButton(page, 'Apply');
 		await until('README.md to change', () => fs.readFileSync(file('README.md'), 'utf8').startsWith(NEW_README));
-		await page.locator('.monaco-diff-editor').first().waitFor();
 		await page.locator('.tab', { hasText: 'README.md (Toolbelt: before ↔ after)' }).first().waitFor();
 		await page.locator('.tab', { hasText: 'write_file result' }).first().waitFor();
+		const diffTabs = await page.locator('.tab', { hasText: /README\.md \(Toolbelt/ }).allInnerTexts();
+		assert.equal(diffTabs.length, 1, `one diff tab for README.md, not: ${diffTabs.join(' | ')}`);
 		await screenshot('diff');
 	}],
 

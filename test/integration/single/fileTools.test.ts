@@ -6,7 +6,8 @@ import { ALL_TOOLS, ToolRegistry } from '../../../src/tools';
 import { createVscodeEnvironment } from '../../../src/vscode/environment';
 import { createVscodeHost } from '../../../src/vscode/host';
 import { prepare } from '../../../src/vscode/lmTools';
-import { applyWithWorkspaceEdit, ORIGINAL_SCHEME, showDiffs } from '../../../src/vscode/mutation';
+import { ORIGINAL_SCHEME, showDiffs } from '../../../src/vscode/changeDiffs';
+import { applyWithWorkspaceEdit } from '../../../src/vscode/mutation';
 import { invokeText, until, workspace, writeFiles } from '../helpers';
 
 const DIR = 'file-tools-it';

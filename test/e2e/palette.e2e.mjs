@@ -46,6 +46,8 @@ export const steps = [
 		const before = fs.readFileSync(file('README.md'), 'utf8');
 		const box = await writeReadmeFromPalette(page, screenshot);
 		assert.match(await box.innerText(), /README\.md/);
+		// Behind the question, the Activity view says who the call waits for.
+		await page.locator('.pane', { hasText: 'Activity' }).locator('.monaco-list-row', { hasText: /write_file\s*waiting for you/ }).first().waitFor();
 		await screenshot('confirmation');
 		await clickDialogButton(page, 'Cancel');
 		await notification(page, /write_file was declined; nothing was changed/);
@@ -79,8 +81,8 @@ export const steps = [
 		const texts = await rows.allInnerTexts();
 		const writes = texts.filter(text => text.includes('write_file'));
 		assert.equal(writes.length, 2, texts.join(' | '));
-		assert.match(writes[0], /done \d+(\.\d)? m?s/);
-		assert.match(writes[1], /declined/);
+		assert.match(writes[0], /^write_file\s*done \d+(\.\d)? m?s · waited \d+(\.\d)? m?s · README\.md/);
+		assert.match(writes[1], /^write_file\s*declined after \d+(\.\d)? m?s · README\.md/);
 		await screenshot('activity');
 	}],
 

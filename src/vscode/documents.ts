@@ -131,11 +131,20 @@ export class ToolDocuments implements vscode.Disposable {
 		return vscode.Uri.from({ scheme: INPUT_SCHEME, path: `/${tool.name}.json` });
 	}
 
-	/** The input document of a tool; keeps what was typed last time unless it is missing. */
-	async openInput(tool: ToolDefinition<any>, initialText: () => string): Promise<vscode.TextEditor> {
+	/** The input document of a tool; keeps what was typed last time unless it is missing or `replace` is set. */
+	async openInput(tool: ToolDefinition<any>, initialText: () => string, replace = false): Promise<vscode.TextEditor> {
 		const uri = this.inputUri(tool);
-		if (!this.inputs.has(uri)) this.inputs.set(uri, new TextEncoder().encode(initialText()));
-		const document = await vscode.workspace.openTextDocument(uri);
+		const open = vscode.workspace.textDocuments.find(doc => doc.uri.toString() === uri.toString());
+		if (open && replace) {
+			// An open document (perhaps with unsaved typing) takes the new text as an edit, saved at once.
+			const edit = new vscode.WorkspaceEdit();
+			edit.replace(uri, new vscode.Range(open.positionAt(0), open.positionAt(open.getText().length)), initialText());
+			await vscode.workspace.applyEdit(edit);
+			await open.save();
+		} else if (!open && (replace || !this.inputs.has(uri))) {
+			this.inputs.set(uri, new TextEncoder().encode(initialText()));
+		}
+		const document = open ?? await vscode.workspace.openTextDocument(uri);
 		if (document.languageId !== 'json') await vscode.languages.setTextDocumentLanguage(document, 'json');
 		return vscode.window.showTextDocument(document, { preview: false });
 	}

@@ -17,19 +17,25 @@ const PLAN = {
 	],
 };
 
-/** Run Tool… → write_file → prompts, up to the confirmation. */
+/**
+ * Run Tool… → write_file → prompts, up to the confirmation: the path in an input box, the content
+ * (text of several lines) in the JSON editor the prompts hand over to, with the cursor in it.
+ */
 async function writeReadmeFromPalette(page, screenshot) {
 	await runCommand(page, 'Toolbelt: Run Tool…');
 	await pick(page, 'write_file');
 	await pick(page, 'Fill in prompts');
 	await answer(page, 'path', 'README.md');
-	await answer(page, 'content', NEW_README);
-	await quickPickRow(page, 'Run write_file').waitFor();
-	if (screenshot) await screenshot('run-tool-optional-fields');
-	await page.keyboard.press('Enter');
+	await page.locator('.tab', { hasText: 'write_file.json' }).first().waitFor();
+	await page.locator('.editor-instance .view-line', { hasText: '"path": "README.md"' }).first().waitFor();
+	// The editor takes the keyboard once the prompt has closed, the cursor inside the content's quotes.
+	await page.locator('.editor-instance .monaco-editor.focused').first().waitFor();
+	await page.keyboard.insertText(NEW_README);
+	await page.locator('.editor-instance .view-line', { hasText: `"content": "${NEW_README}"` }).first().waitFor();
+	if (screenshot) await screenshot('run-tool-content-in-editor');
+	await page.locator('.editor-actions .action-label[aria-label^="Run Tool with This Input"]').first().click();
 	return dialog(page);
 }
-
 export const steps = [
 	['the command palette lists the Toolbelt commands', async ({ page, screenshot }) => {
 		await runCommand(page, 'Toolbelt: Show Activity');
@@ -40,6 +46,26 @@ export const steps = [
 		}
 		await screenshot('command-palette');
 		await page.keyboard.press('Escape');
+	}],
+
+	['Run Tool… asks field by field: required first, then run or set an optional field', async ({ page, screenshot }) => {
+		await runCommand(page, 'Toolbelt: Run Tool…');
+		await pick(page, 'grep');
+		await pick(page, 'Fill in prompts');
+		await answer(page, 'pattern', 'Hello');
+		await quickPickRow(page, 'Run grep').waitFor();
+		await quickPickRow(page, 'limit').waitFor();
+		await screenshot('run-tool-optional-fields');
+		// A wrong answer is refused in words, and what was typed stays in the box.
+		await pick(page, 'limit');
+		await page.locator('.quick-input-widget .quick-input-title', { hasText: 'limit' }).waitFor();
+		await page.locator('.quick-input-widget input').fill('0');
+		await page.locator('.quick-input-widget .quick-input-message', { hasText: 'limit must be ≥ 1, got number 0.' }).waitFor();
+		assert.equal(await page.locator('.quick-input-widget input').inputValue(), '0');
+		await page.keyboard.press('Escape');
+		await quickPickRow(page, 'Run grep').waitFor();
+		await page.keyboard.press('Escape');
+		await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
 	}],
 
 	['Run Tool… → write_file shows the real confirmation; Cancel leaves the file unchanged', async ({ page, file, screenshot }) => {

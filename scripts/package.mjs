@@ -55,7 +55,7 @@ function ignoreFileFor() {
 
 /** Fills the staging folder with what `vsce package` reads: manifest files, runtime packages, production bundle. */
 function stage(dir) {
-	for (const entry of ['package.json', 'package-lock.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'media']) {
+	for (const entry of ['package.json', 'package-lock.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'media', 'syntaxes']) {
 		const source = path.join(root, entry);
 		if (fs.existsSync(source)) fs.cpSync(source, path.join(dir, entry), { recursive: true });
 	}

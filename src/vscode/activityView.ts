@@ -104,8 +104,7 @@ export class ActivityView implements vscode.TreeDataProvider<ActivityRecord>, vs
 	async showDetails(id: string): Promise<void> {
 		const record = this.store?.get(id);
 		if (!record) return;
-		const uri = this.documents.addText(detailsTitle(record), detailsText(record));
-		await vscode.window.showTextDocument(uri, { preview: true });
+		await this.documents.showText(detailsTitle(record), detailsText(record));
 	}
 
 	dispose(): void {

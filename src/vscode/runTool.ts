@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { checkJsonInput, initialJsonText, InputProblem } from '../core/jsonInput';
 import type { ToolResult } from '../core/result';
+import { grepMatcher } from '../core/resultHighlight';
 import type { Settings } from '../core/settings';
 import { fieldPrompt, FieldValue, FormField, formFields, needsEditor, parseFieldInput, showValue, skeletonInput, stripMarkdown } from '../core/schemaForm';
 import type { ToolRegistry } from '../tools/registry';
@@ -261,7 +262,7 @@ export async function presentResult(ui: RunToolUi, tool: ToolDefinition<any>, in
 	const header = `${tool.displayName} — ${safeDescribe(tool, input)}\nInput: ${inputLine.length > 400 ? `${inputLine.slice(0, 400)}…` : inputLine}`;
 	// A change shows its diff (toolbelt.showDiffs); its result then opens beside it, not over it.
 	const beside = tool.mutating && !result.error ? { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true } : {};
-	await ui.documents.showResult(tool, header, result, beside);
+	await ui.documents.showResult(tool, header, result, beside, tool.name === 'grep' ? grepMatcher(input) : undefined);
 	if (result.error) void vscode.window.showErrorMessage(`Toolbelt: ${tool.name} failed: ${firstLine(result.error.message)}`);
 }
 

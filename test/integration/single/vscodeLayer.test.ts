@@ -178,7 +178,7 @@ describe('the VS Code layer', () => {
 			const result = await runInput('grep', { pattern: 'Hello' });
 			assert.equal(result?.error?.code, 'disabled');
 			await new Promise(resolve => setTimeout(resolve, 200));
-			const opened = vscode.window.visibleTextEditors.filter(editor => editor.document.uri.path.endsWith('/grep result.txt'));
+			const opened = vscode.window.visibleTextEditors.filter(editor => editor.document.uri.path.endsWith('/grep result'));
 			assert.deepEqual(opened, [], 'the refusal (worded for a model) opened as a result document');
 		} finally {
 			await config.update('disabledTools', undefined, vscode.ConfigurationTarget.Workspace);
@@ -240,23 +240,31 @@ describe('the VS Code layer', () => {
 			assert.deepEqual(patched.links, [{ text: `${DIR}/new.md`, target: file.toString() }]);
 
 			const grep = await linksOfResult('grep', { pattern: 'patched', path: DIR });
-			assert.deepEqual(grep.links, [{ text: `${DIR}/new.md`, target: file.with({ fragment: 'L2' }).toString() }]);
+			assert.deepEqual(grep.links, [{ text: `${DIR}/new.md:2`, target: file.with({ fragment: 'L2' }).toString() }], 'path:line is one link');
 
 			const found = await linksOfResult('find_files', { pattern: '*.md', path: DIR });
 			assert.deepEqual(found.links, [{ text: `${DIR}/new.md`, target: file.toString() }]);
+
+			const read = await linksOfResult('read_file', { path: `${DIR}/new.md` });
+			assert.equal(read.languageId, 'toolbelt-result');
+			assert.deepEqual(read.links.sort((a, b) => a.text.localeCompare(b.text)), [
+				{ text: '1', target: file.with({ fragment: 'L1' }).toString() },
+				{ text: '2', target: file.with({ fragment: 'L2' }).toString() },
+				{ text: `${DIR}/new.md`, target: file.toString() },
+			], 'the read file and each of its line numbers');
 		});
 	});
 });
 
 /** Runs a tool from its JSON input document and returns the links VS Code finds in its result document. */
-async function linksOfResult(tool: string, input: object): Promise<{ text: string; links: { text: string; target: string | undefined }[] }> {
+async function linksOfResult(tool: string, input: object): Promise<{ text: string; languageId: string; links: { text: string; target: string | undefined }[] }> {
 	const result = await runInput(tool, input);
 	assert.equal(result?.error, undefined, result?.error?.message);
-	const editor = await waitFor(`the ${tool} result`, () => vscode.window.visibleTextEditors.find(candidate => candidate.document.uri.scheme === 'toolbelt-result' && candidate.document.uri.path.endsWith(`/${tool} result.txt`)));
+	const editor = await waitFor(`the ${tool} result`, () => vscode.window.visibleTextEditors.find(candidate => candidate.document.uri.scheme === 'toolbelt-result' && candidate.document.uri.path.endsWith(`/${tool} result`)));
 	const document = editor.document;
 	const links = await vscode.commands.executeCommand<vscode.DocumentLink[]>('vscode.executeLinkProvider', document.uri);
 	await vscode.commands.executeCommand('workbench.action.closeAllEditors');
-	return { text: document.getText(), links: links.map(link => ({ text: document.getText(link.range), target: link.target?.toString() })) };
+	return { text: document.getText(), languageId: document.languageId, links: links.map(link => ({ text: document.getText(link.range), target: link.target?.toString() })) };
 }
 
 /** Runs a tool as Run Tool… → Edit as JSON → ▶ does, with this input. */

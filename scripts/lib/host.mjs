@@ -40,14 +40,18 @@ function giveUp(lines) {
 	process.exit(1);
 }
 
-/** Installs Chromium, Node 24 and code-server when missing; returns `{ node24, serverMain, chromium }`. */
-export function ensureHost() {
+/**
+ * Installs Chromium, Node 24 and code-server when missing; returns `{ node24, serverMain, chromium }`.
+ * `browser: false` for a server a person opens in their own browser (npm start): no Chromium.
+ */
+export function ensureHost({ browser = true } = {}) {
 	const paths = hostPaths();
 	const needServer = !fs.existsSync(paths.serverMain);
+	const needBrowser = browser && !fs.existsSync(paths.chromium);
 	// Debian's chromium package only when no browser is where TOOLBELT_CHROMIUM (or the default)
 	// points; the build packages only while code-server's native modules are being compiled.
-	ensureSystemPackages([...(fs.existsSync(paths.chromium) ? [] : ['chromium']), ...(needServer ? BUILD_DEPS : [])]);
-	if (!fs.existsSync(paths.chromium)) {
+	ensureSystemPackages([...(needBrowser ? ['chromium'] : []), ...(needServer ? BUILD_DEPS : [])], browser);
+	if (browser && !fs.existsSync(paths.chromium)) {
 		giveUp([`Chromium is not at ${paths.chromium}.`, 'Install Chromium, or point TOOLBELT_CHROMIUM at its binary.']);
 	}
 	if (!fs.existsSync(paths.node24)) {
@@ -84,14 +88,15 @@ function npmEnv() {
 	return Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name)));
 }
 
-function ensureSystemPackages(packages) {
+function ensureSystemPackages(packages, browser = true) {
 	const debian = fs.existsSync('/etc/debian_version') && spawnSync('dpkg', ['--version'], { stdio: 'ignore' }).status === 0;
 	if (!debian) {
-		if (!fs.existsSync(chromiumPath)) {
+		if (browser && !fs.existsSync(chromiumPath)) {
 			giveUp([`This is not Debian, so nothing can be installed for you. Install: ${packages.join(' ')} (or your system's equivalents),`, 'and set TOOLBELT_CHROMIUM if Chromium is not at /usr/bin/chromium.']);
 		}
 		return;
 	}
+	if (!packages.length) return;
 	const missing = packages.filter(name => !/^Status: install ok installed$/m.test(spawnSync('dpkg', ['-s', name], { encoding: 'utf8' }).stdout ?? ''));
 	if (!missing.length) return;
 	const command = `apt-get update && apt-get install -y --no-install-recommends ${missing.join(' ')}`;
@@ -224,20 +229,22 @@ function sleep(ms) {
  * Starts the VS Code server in its own process group and resolves once it listens.
  * `workspaceTrust: true` keeps workspace trust on (by default it is disabled, as tests want).
  * `folder` / `workspaceFile` become the server's default and the query of the returned `url`.
+ * `connectionToken`: only pages that carry it (`?tkn=…`) get in; tests go without, and need the
+ * smoke-test driver (`smokeTestDriver`), which also keeps notifications off screen.
  */
-export async function startServer({ folder, workspaceFile, extensionsDir, userDataDir, serverDataDir = `${userDataDir}-server`, port, workspaceTrust = false, readyTimeoutMs = 60_000 }) {
+export async function startServer({ folder, workspaceFile, extensionsDir, userDataDir, serverDataDir = `${userDataDir}-server`, port, workspaceTrust = false, readyTimeoutMs = 60_000, connectionToken, smokeTestDriver = true }) {
 	const { node24, serverMain } = hostPaths();
 	if (!fs.existsSync(serverMain)) throw new Error(`The VS Code server is not installed (${serverMain}); call ensureHost() first.`);
 	port ??= await freePort();
 	for (const dir of [extensionsDir, userDataDir, serverDataDir]) fs.mkdirSync(dir, { recursive: true });
 	const args = [
 		serverMain, '--host', '127.0.0.1', '--port', String(port),
-		'--without-connection-token', '--accept-server-license-terms',
+		...(connectionToken ? ['--connection-token', connectionToken] : ['--without-connection-token']), '--accept-server-license-terms',
 		'--server-data-dir', serverDataDir, '--user-data-dir', userDataDir, '--extensions-dir', extensionsDir,
 		'--disable-telemetry',
-		// Without it a built workbench ignores the `payload` URL parameter (extension development/tests).
-		'--enable-smoke-test-driver',
 	];
+	// Without it a built workbench ignores the `payload` URL parameter (extension development/tests).
+	if (smokeTestDriver) args.push('--enable-smoke-test-driver');
 	if (!workspaceTrust) args.push('--disable-workspace-trust');
 	if (folder) args.push('--default-folder', folder);
 	if (workspaceFile) args.push('--default-workspace', workspaceFile);
@@ -275,8 +282,9 @@ export async function startServer({ folder, workspaceFile, extensionsDir, userDa
 		error.message += `\n--- server output ---\n${output.trim()}`;
 		throw error;
 	}
-	const query = folder ? `?folder=${encodeURIComponent(folder)}` : workspaceFile ? `?workspace=${encodeURIComponent(workspaceFile)}` : '';
-	return { port, url: `http://127.0.0.1:${port}/${query}`, output: () => output, exited, stop };
+	const query = new URLSearchParams(folder ? { folder } : workspaceFile ? { workspace: workspaceFile } : {});
+	if (connectionToken) query.set('tkn', connectionToken);
+	return { port, url: `http://127.0.0.1:${port}/${query.size ? `?${query}` : ''}`, output: () => output, exited, stop };
 }
 
 /** Installs a .vsix into `extensionsDir` with the server's own CLI; throws when that fails. */

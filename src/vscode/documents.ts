@@ -155,17 +155,21 @@ export class ToolDocuments implements vscode.Disposable {
 		const created = !this.inputs.has(uri);
 		if (created) this.inputs.set(uri, new TextEncoder().encode(initialText()));
 		const document = await vscode.workspace.openTextDocument(uri);
-		// A document VS Code already holds takes new text as an edit, saved at once: rewriting the file
-		// would reach an open editor later, after the person started typing.
 		const text = replace && !created ? initialText() : undefined;
-		if (text !== undefined && document.getText() !== text) {
-			const edit = new vscode.WorkspaceEdit();
-			edit.replace(uri, new vscode.Range(document.positionAt(0), document.positionAt(document.getText().length)), text);
-			await vscode.workspace.applyEdit(edit);
-			await document.save();
-		}
+		if (text !== undefined && document.getText() !== text) await this.replaceText(document, text);
 		if (document.languageId !== 'json') await vscode.languages.setTextDocumentLanguage(document, 'json');
 		return vscode.window.showTextDocument(document, { preview: false });
+	}
+
+	/**
+	 * New text for an input document VS Code already holds, as an edit: it lands before the method
+	 * returns (the person may start typing right after), where rewriting the file would reach the
+	 * open editor only when VS Code reloads it. Running the input saves it.
+	 */
+	private async replaceText(document: vscode.TextDocument, text: string): Promise<void> {
+		const edit = new vscode.WorkspaceEdit();
+		edit.replace(document.uri, new vscode.Range(document.positionAt(0), document.positionAt(document.getText().length)), text);
+		await vscode.workspace.applyEdit(edit);
 	}
 
 	toolOfInput(uri: vscode.Uri): ToolDefinition<any> | undefined {

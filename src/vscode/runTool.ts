@@ -34,7 +34,10 @@ export async function runToolCommand(ui: RunToolUi, toolName?: string): Promise<
 	const answers = await promptForInput(tool);
 	if (!answers) return;
 	if (answers.editorFor) return openJsonInput(ui, tool, answers);
-	await runAndShow(ui, tool, answers.values);
+	const result = await runWithProgress(ui.registry, tool, answers.values);
+	if (result.error?.code !== 'invalid_input') return presentResult(ui, tool, answers.values, result);
+	// Refused as a whole (a regex ripgrep cannot read, a glob): the answers stay, in the editor.
+	await openJsonInput(ui, tool, answers, result.error.message.split('\n')[0]);
 }
 
 export type ToolPickItem = vscode.QuickPickItem & { tool?: ToolDefinition<any> };
@@ -180,9 +183,9 @@ async function askField(tool: ToolDefinition<any>, field: FormField, current: un
 /**
  * Opens the tool's JSON input document, tied to its schema. Alone, it reopens what was typed last
  * (or an example of every required field); after prompts, it starts from their answers and an
- * example of the field they stopped at, with the cursor in it.
+ * example of the field they stopped at, with the cursor in it, or with why the tool refused them.
  */
-export async function openJsonInput(ui: RunToolUi, tool: ToolDefinition<any>, answers?: PromptAnswers): Promise<void> {
+export async function openJsonInput(ui: RunToolUi, tool: ToolDefinition<any>, answers?: PromptAnswers, refusal?: string): Promise<void> {
 	const field = answers?.editorFor;
 	const text = () => initialJsonText(ui.documents.schemaUri(tool).toString(), skeletonInput(tool.schema, answers?.values, field ? [field.name] : []));
 	const editor = await ui.documents.openInput(tool, text, answers !== undefined);
@@ -193,8 +196,13 @@ export async function openJsonInput(ui: RunToolUi, tool: ToolDefinition<any>, an
 		editor.selection = new vscode.Selection(position, position);
 		editor.revealRange(new vscode.Range(position, position));
 	}
+	const then = 'then press ▶ (Run Tool with This Input) in the editor\'s title bar.';
+	if (refusal) {
+		void vscode.window.showErrorMessage(`Toolbelt: ${tool.name} refused the input: ${refusal} Your answers are in the editor: fix them, ${then}`);
+		return;
+	}
 	const what = field ? `Fill in ${field.name} (${field.kind === 'json' ? 'JSON' : 'text; \\n starts a new line'}) in the editor` : `Edit the input of ${tool.name}`;
-	void vscode.window.showInformationMessage(`${what}, then press ▶ (Run Tool with This Input) in the editor's title bar.`);
+	void vscode.window.showInformationMessage(`${what}, ${then}`);
 }
 
 /** Runs the input document in the active editor (or the one given), or shows why not. */

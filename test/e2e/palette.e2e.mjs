@@ -28,6 +28,7 @@ async function writeReadmeFromPalette(page, screenshot) {
 	await answer(page, 'path', 'README.md');
 	await page.locator('.tab', { hasText: 'write_file.json' }).first().waitFor();
 	await page.locator('.editor-instance .view-line', { hasText: '"path": "README.md"' }).first().waitFor();
+	await page.locator('.editor-instance .view-line', { hasText: '"content": ""' }).first().waitFor();
 	// The editor takes the keyboard once the prompt has closed, the cursor inside the content's quotes.
 	await page.locator('.editor-instance .monaco-editor.focused').first().waitFor();
 	await page.keyboard.insertText(NEW_README);
@@ -171,7 +172,12 @@ export const steps = [
 steps.push(['Search Workspace (grep)… opens the matches in an editor whose paths are links to the line', async ({ page, screenshot }) => {
 	await runCommand(page, 'View: Close All Editors');
 	await runCommand(page, 'Toolbelt: Search Workspace (grep)…');
-	await answer(page, 'Search Workspace', 'Hello');
+	// A pattern ripgrep refuses comes back in the box, with why, instead of a result worded for a model.
+	await answer(page, 'Search Workspace', 'Hello(');
+	await page.locator('.quick-input-widget', { hasText: 'Not a regular expression ripgrep accepts: unclosed group' }).waitFor();
+	assert.equal(await page.locator('.quick-input-widget input').inputValue(), 'Hello(');
+	await page.locator('.quick-input-widget input').fill('Hello');
+	await page.keyboard.press('Enter');
 	await page.locator('.tab', { hasText: 'grep result' }).first().waitFor();
 	const link = page.locator('.editor-instance .view-line .detected-link', { hasText: 'src/greeting.ts' }).first();
 	await link.waitFor();
@@ -189,6 +195,7 @@ steps.push(['after a window reload the Activity history and the plan are still t
 	await rows.filter({ hasText: /grep.*done/ }).first().waitFor();
 	const texts = await rows.allInnerTexts();
 	const tools = ['complete_task', 'update_plan', 'write_file', 'grep'];
-	assert.deepEqual(texts.map(text => tools.find(tool => text.startsWith(tool))), ['grep', 'complete_task', 'update_plan', 'write_file', 'write_file'], texts.join(' | '));
+	assert.deepEqual(texts.map(text => tools.find(tool => text.startsWith(tool))), ['grep', 'grep', 'complete_task', 'update_plan', 'write_file', 'write_file'], texts.join(' | '));
+	assert.match(texts[1], /^grep\s*failed/, 'the refused pattern is a failed call');
 	await page.locator('.pane', { hasText: 'Plan' }).last().locator('.monaco-list-row', { hasText: 'Document it in the README' }).waitFor();
 }]);

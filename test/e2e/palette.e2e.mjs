@@ -21,7 +21,7 @@ const PLAN = {
  * Run Tool… → write_file → prompts, up to the confirmation: the path in an input box, the content
  * (text of several lines) in the JSON editor the prompts hand over to, with the cursor in it.
  */
-async function writeReadmeFromPalette(page, screenshot) {
+async function writeReadmeFromPalette(page) {
 	await runCommand(page, 'Toolbelt: Run Tool…');
 	await pick(page, 'write_file');
 	await pick(page, 'Fill in prompts');
@@ -33,7 +33,6 @@ async function writeReadmeFromPalette(page, screenshot) {
 	await page.locator('.editor-instance .monaco-editor.focused').first().waitFor();
 	await page.keyboard.insertText(NEW_README);
 	await page.locator('.editor-instance .view-line', { hasText: `"content": "${NEW_README}"` }).first().waitFor();
-	if (screenshot) await screenshot('run-tool-content-in-editor');
 	await page.locator('.editor-actions .action-label[aria-label^="Run Tool with This Input"]').first().click();
 	return dialog(page);
 }
@@ -71,7 +70,7 @@ export const steps = [
 
 	['Run Tool… → write_file shows the real confirmation; Cancel leaves the file unchanged', async ({ page, file, screenshot }) => {
 		const before = fs.readFileSync(file('README.md'), 'utf8');
-		const box = await writeReadmeFromPalette(page, screenshot);
+		const box = await writeReadmeFromPalette(page);
 		assert.match(await box.innerText(), /README\.md/);
 		// Behind the question, the Activity view says who the call waits for.
 		await page.locator('.pane', { hasText: 'Activity' }).locator('.monaco-list-row', { hasText: /write_file\s*waiting for you/ }).first().waitFor();

@@ -26,6 +26,8 @@ describe('result documents: their language', () => {
 			'editor.lineNumbers': 'off',
 			'editor.unicodeHighlight.ambiguousCharacters': false,
 			'editor.unicodeHighlight.invisibleCharacters': false,
+			// In Restricted Mode VS Code boxes every non-ASCII character (— · … ✂) unless told not to.
+			'editor.unicodeHighlight.nonBasicASCII': false,
 		});
 	});
 

@@ -33,7 +33,7 @@ export function statusLabel(record: ActivityRecord): StatusLabel {
 }
 
 /** `1.2 s`, or `1.2 s · waited 8.0 s` when the call waited for the person. */
-export function timing(record: ActivityRecord): string {
+function timing(record: ActivityRecord): string {
 	if (record.durationMs === undefined) return '';
 	const waited = record.waitedMs ?? 0;
 	const ran = formatDuration(Math.max(0, record.durationMs - waited));

@@ -209,7 +209,7 @@ export function skeletonInput(schema: TSchema, given: Record<string, unknown> = 
 }
 
 /** An example of what a field holds: a list gets one item with its required fields, so its shape shows. */
-export function exampleValue(field: Pick<FormField, 'kind' | 'options' | 'schema'>): unknown {
+export function exampleValue(field: Pick<FormField, 'options' | 'schema'>): unknown {
 	return exampleOf(field.schema as SchemaObject, field.options);
 }
 

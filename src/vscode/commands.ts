@@ -4,7 +4,7 @@ import type { ToolDefinition } from '../tools/tool';
 import type { ActivityView } from './activityView';
 import type { BackupsUi } from './backupsUi';
 import type { PlanView } from './planView';
-import { presentResult, refuseSwitchedOff, runAndShow, runInputDocument, RunToolUi, runToolCommand, runWithProgress } from './runTool';
+import { firstLine, presentResult, refuseSwitchedOff, runAndShow, runInputDocument, RunToolUi, runToolCommand, runWithProgress } from './runTool';
 import { refuseUntrusted } from './trust';
 
 export interface CommandsUi extends RunToolUi {
@@ -97,10 +97,6 @@ async function askAndRun(ui: RunToolUi, tool: ToolDefinition<any>, box: vscode.I
 		if (result.error?.code !== 'invalid_input') return presentResult(ui, tool, input, result);
 		refused = { text, problem: explain(result.error.message) };
 	}
-}
-
-function firstLine(text: string): string {
-	return text.split('\n')[0];
 }
 
 async function applyPatchFromEditor(ui: RunToolUi): Promise<void> {

@@ -17,7 +17,8 @@ export const INPUT_SCHEME = 'toolbelt-input';
 export const SCHEMA_SCHEME = 'toolbelt-schema';
 export const RESULT_SCHEME = 'toolbelt-result';
 
-export const RESULT_LANGUAGE = 'toolbelt-result';
+/** The language of result documents: package.json contributes it with a grammar. */
+const RESULT_LANGUAGE = 'toolbelt-result';
 
 /** A tool's result document is `toolbelt-result:/<n>/<tool> result`. */
 const RESULT_SUFFIX = ' result';

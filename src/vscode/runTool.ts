@@ -37,7 +37,7 @@ export async function runToolCommand(ui: RunToolUi, toolName?: string): Promise<
 	const result = await runWithProgress(ui.registry, tool, answers.values);
 	if (result.error?.code !== 'invalid_input') return presentResult(ui, tool, answers.values, result);
 	// Refused as a whole (a regex ripgrep cannot read, a glob): the answers stay, in the editor.
-	await openJsonInput(ui, tool, answers, result.error.message.split('\n')[0]);
+	await openJsonInput(ui, tool, answers, firstLine(result.error.message));
 }
 
 export type ToolPickItem = vscode.QuickPickItem & { tool?: ToolDefinition<any> };
@@ -274,7 +274,8 @@ export async function presentResult(ui: RunToolUi, tool: ToolDefinition<any>, in
 	if (result.error) void vscode.window.showErrorMessage(`Toolbelt: ${tool.name} failed: ${firstLine(result.error.message)}`);
 }
 
-function firstLine(text: string): string {
+/** A message's first line, cut for a notification. */
+export function firstLine(text: string): string {
 	const line = text.split('\n')[0];
 	return line.length > 200 ? `${line.slice(0, 200)}…` : line;
 }

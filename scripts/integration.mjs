@@ -2,15 +2,17 @@
 // the VS Code server + headless Chromium). Expects `npm run build` and `tsc` to `out/` to have run.
 //   --only NAME     run one configuration (single, multiroot, vsix)
 //   --grep PATTERN  only the mocha tests matching PATTERN
-//   --vsix PATH     test this .vsix (default: toolbelt.vsix at the repo root, skipped when absent)
+//   --vsix PATH     test this .vsix (default: toolbelt-<platform>-<arch>.vsix at the repo root, as
+//                   npm run package makes it; skipped when absent)
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 import { ensureHost, installVsix, runExtensionTests, tempDir } from './lib/host.mjs';
 import { copyFixture, integrationTestsPath, requireBuild, root, suites } from './lib/suites.mjs';
+import { vsixName } from './lib/vsix.mjs';
 
 const { values: options } = parseArgs({ options: { only: { type: 'string' }, grep: { type: 'string' }, vsix: { type: 'string' } } });
-const vsixPath = options.vsix ? path.resolve(options.vsix) : path.join(root, 'toolbelt.vsix');
+const vsixPath = options.vsix ? path.resolve(options.vsix) : path.join(root, vsixName(`${process.platform}-${process.arch}`));
 const grepEnv = options.grep ? { TOOLBELT_TEST_GREP: options.grep } : {};
 
 /** A suite from scripts/lib/suites.mjs, run in the VS Code server with the repository as the dev extension. */

@@ -9,8 +9,10 @@
 // Every .vsix is made in a staging folder: the manifest files, the production bundle (minified, no
 // source maps) built there, and the runtime packages. The repository's dist/ stays the development
 // build that the integration and end-to-end tests run.
+// Every .vsix is named for its target and declares it (vsce --target), so VS Code refuses it on
+// another platform:
 // - No --target: the machine's own platform; its runtime packages are copied from the repository's
-//   node_modules -> toolbelt.vsix.
+//   node_modules -> toolbelt-linux-x64.vsix (on Linux x64).
 // - --target darwin-arm64 (or win32-x64, linux-arm64, …): the platform packages of that target are
 //   installed into the staging folder (`npm ci --os --cpu`), never into the repository
 //   -> toolbelt-darwin-arm64.vsix.
@@ -19,6 +21,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
+import { vsixName } from './lib/vsix.mjs';
 
 const root = path.resolve(import.meta.dirname, '..');
 const BINARY_PACKAGES = ['@lydell/node-pty', '@vscode/ripgrep'];
@@ -32,7 +35,7 @@ if (!TARGETS.includes(target)) {
 	console.error(`Cannot package for "${target}": @lydell/node-pty and @vscode/ripgrep have binaries for ${TARGETS.join(', ')}.`);
 	process.exit(2);
 }
-const out = path.resolve(options.out ?? path.join(root, target === host && !options.target ? 'toolbelt.vsix' : `toolbelt-${target}.vsix`));
+const out = path.resolve(options.out ?? path.join(root, vsixName(target)));
 
 function run(command, args, cwd = root) {
 	console.log(`$ ${command} ${args.join(' ')}${cwd === root ? '' : `   (in ${cwd})`}`);
@@ -55,7 +58,7 @@ function ignoreFileFor() {
 
 /** Fills the staging folder with what `vsce package` reads: manifest files, runtime packages, production bundle. */
 function stage(dir) {
-	for (const entry of ['package.json', 'package-lock.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'media']) {
+	for (const entry of ['package.json', 'package-lock.json', 'README.md', 'LICENSE', 'CHANGELOG.md', 'media', 'syntaxes']) {
 		const source = path.join(root, entry);
 		if (fs.existsSync(source)) fs.cpSync(source, path.join(dir, entry), { recursive: true });
 	}
@@ -66,6 +69,17 @@ function stage(dir) {
 		run('npm', ['ci', '--omit=dev', `--os=${platform}`, `--cpu=${cpu}`, '--ignore-scripts', '--no-audit', '--no-fund'], dir);
 	}
 	buildProduction(dir);
+	removeDebugSymbols(path.join(dir, 'node_modules'));
+}
+
+/**
+ * The Windows builds of node-pty carry debug symbols (.pdb, megabytes) that nothing loads. Deleted
+ * from the staging copy: .vscodeignore cannot exclude them from a package it includes whole.
+ */
+function removeDebugSymbols(folder) {
+	for (const entry of fs.readdirSync(folder, { recursive: true, withFileTypes: true })) {
+		if (entry.isFile() && /\.pdb$/i.test(entry.name)) fs.rmSync(path.join(entry.parentPath, entry.name));
+	}
 }
 
 /**
@@ -93,9 +107,17 @@ function buildProduction(dir) {
 	for (const entry of ['src', 'tsconfig.json']) fs.rmSync(path.join(dir, entry), { recursive: true, force: true });
 }
 
-/** The .vsix must hold each binary package and exactly its platform package for the target, and of dist/ the extension bundle alone. */
+/**
+ * The .vsix must declare its target, hold each binary package and exactly its platform package for
+ * the target, of dist/ the extension bundle alone, and none of what only the repository needs
+ * (debug symbols, the README's screenshots, which the marketplace shows from the repository).
+ */
 function check(vsix) {
 	const listing = execFileSync('unzip', ['-Z1', vsix], { encoding: 'utf8' }).split('\n');
+	const manifest = execFileSync('unzip', ['-p', vsix, 'extension.vsixmanifest'], { encoding: 'utf8' });
+	if (!manifest.includes(`TargetPlatform="${target}"`)) throw new Error(`${path.basename(vsix)} does not declare TargetPlatform="${target}".`);
+	const unwanted = listing.filter(file => /\.pdb$/i.test(file) || file.startsWith('extension/media/screenshots/'));
+	if (unwanted.length) throw new Error(`${path.basename(vsix)} carries files it must not: ${unwanted.slice(0, 5).join(', ')}${unwanted.length > 5 ? ', …' : ''}.`);
 	const packages = new Set(listing
 		.map(file => /^extension\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(file)?.[1])
 		.filter(Boolean));
@@ -119,7 +141,13 @@ try {
 	stage(dir);
 	const vsce = path.join(root, 'node_modules', '@vscode', 'vsce', 'vsce');
 	run(process.execPath, [vsce, 'package', '--target', target, '--ignoreFile', ignoreFile, '--out', out], dir);
-	check(out);
+	try {
+		check(out);
+	} catch (error) {
+		// A .vsix that fails the check is not left where it could be published or installed.
+		fs.rmSync(out, { force: true });
+		throw error;
+	}
 } finally {
 	fs.rmSync(path.dirname(ignoreFile), { recursive: true, force: true });
 	fs.rmSync(dir, { recursive: true, force: true });

@@ -3,11 +3,12 @@ import * as vscode from 'vscode';
 import { ALL_TOOLS, ToolRegistry } from './tools';
 import { createApi, ToolbeltApi } from './vscode/api';
 import { toAbortSignal } from './vscode/cancellation';
+import { closePreviewDiffs, previewDiffs, registerChangeDocuments, showDiffs } from './vscode/changeDiffs';
 import { createVscodeEnvironment } from './vscode/environment';
 import { createVscodeHost } from './vscode/host';
 import { registerLanguageModelTools } from './vscode/lmTools';
 import { createLogSink } from './vscode/log';
-import { applyWithWorkspaceEdit, registerOriginalContentProvider, showDiffs } from './vscode/mutation';
+import { applyWithWorkspaceEdit } from './vscode/mutation';
 import { registerSessionTerminals, stopSessionsOnDeactivate } from './vscode/terminals';
 import { registerWorkbenchUi } from './vscode/ui';
 
@@ -17,10 +18,16 @@ export function activate(context: vscode.ExtensionContext): ToolbeltApi {
 	const warn = (message: string) => log.warn(message);
 	// <user data>/User/globalStorage/<extension>: the User folder holds every workspace's storage.
 	const sandbox = { storageRoot: path.dirname(path.dirname(context.globalStorageUri.fsPath)), warn };
-	const host = createVscodeHost({ storageDir: storage.fsPath, applyChanges: applyWithWorkspaceEdit, showDiffs, sandbox });
+	const host = createVscodeHost({
+		storageDir: storage.fsPath,
+		applyChanges: applyWithWorkspaceEdit,
+		previewDiffs: { show: previewDiffs, close: closePreviewDiffs },
+		showDiffs,
+		sandbox,
+	});
 	const env = createVscodeEnvironment(host, context.subscriptions, warn);
 	const registry = new ToolRegistry(ALL_TOOLS, env);
-	context.subscriptions.push(log, registerOriginalContentProvider(), registry.onEvent(createLogSink(log)), ...registerLanguageModelTools(registry, ALL_TOOLS));
+	context.subscriptions.push(log, registerChangeDocuments(), registry.onEvent(createLogSink(log)), ...registerLanguageModelTools(registry, ALL_TOOLS));
 	registerWorkbenchUi(context.subscriptions, { registry, env, tools: ALL_TOOLS, log });
 	context.subscriptions.push(registerSessionTerminals(context, env.state));
 	return createApi(registry, context.subscriptions, toAbortSignal);

@@ -7,9 +7,14 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { format } from 'node:util';
+import { HOSTS, NEWEST_HOST } from './hosts.mjs';
 
-export const CODE_SERVER_VERSION = '4.139.1';
-const NODE_MAJOR = '24';
+export const CODE_SERVER_VERSION = process.env.TOOLBELT_CODE_SERVER || NEWEST_HOST;
+if (!HOSTS[CODE_SERVER_VERSION]) {
+	console.error(`[host] TOOLBELT_CODE_SERVER=${CODE_SERVER_VERSION} is not one of the known hosts: ${Object.keys(HOSTS).join(', ')}.`);
+	process.exit(2);
+}
+const NODE_VERSION = HOSTS[CODE_SERVER_VERSION].node;
 const BUILD_DEPS = ['libkrb5-dev', 'libxkbfile-dev', 'libsecret-1-dev', 'libx11-dev', 'pkg-config', 'build-essential', 'python3'];
 const BROWSER_FLAGS = ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 
@@ -18,14 +23,14 @@ const chromiumPath = process.env.TOOLBELT_CHROMIUM || '/usr/bin/chromium';
 const verbose = !!process.env.TOOLBELT_TEST_VERBOSE;
 
 const nodePackage = `node-${process.platform}-${process.arch}`;
-const nodeDir = path.join(cacheDir, `node-${NODE_MAJOR}`);
+const nodeDir = path.join(cacheDir, `node-${NODE_VERSION}`);
 const nodePackageDir = path.join(nodeDir, 'node_modules', nodePackage);
 const codeServerDir = path.join(cacheDir, `code-server-${CODE_SERVER_VERSION}`);
 
 /** Where the host's pieces are (whether or not they are installed yet). */
 export function hostPaths() {
 	return {
-		node24: path.join(nodePackageDir, 'bin', 'node'),
+		node: path.join(nodePackageDir, 'bin', 'node'),
 		serverMain: path.join(codeServerDir, 'node_modules', 'code-server', 'lib', 'vscode', 'out', 'server-main.js'),
 		chromium: chromiumPath,
 	};
@@ -40,42 +45,67 @@ function giveUp(lines) {
 	process.exit(1);
 }
 
-/** Installs Chromium, bubblewrap, Node 24 and code-server when missing; returns `{ node24, serverMain, chromium }`. */
-export function ensureHost() {
+/**
+ * Installs Chromium, Node and code-server when missing; returns `{ node, serverMain, chromium }`.
+ * `browser: false` for a server a person opens in their own browser (npm start): no Chromium.
+ */
+export function ensureHost({ browser = true } = {}) {
 	const paths = hostPaths();
 	const needServer = !fs.existsSync(paths.serverMain);
+	const needBrowser = browser && !fs.existsSync(paths.chromium);
 	// Debian's chromium package only when no browser is where TOOLBELT_CHROMIUM (or the default)
 	// points; the build packages only while code-server's native modules are being compiled;
 	// bubblewrap, the sandbox every command runs in, whenever it is missing.
 	const needBwrap = process.platform === 'linux' && spawnSync('bwrap', ['--version'], { stdio: 'ignore' }).status !== 0;
-	ensureSystemPackages([...(fs.existsSync(paths.chromium) ? [] : ['chromium']), ...(needBwrap ? ['bubblewrap'] : []), ...(needServer ? BUILD_DEPS : [])]);
-	if (!fs.existsSync(paths.chromium)) {
+	ensureSystemPackages([...(needBrowser ? ['chromium'] : []), ...(needBwrap ? ['bubblewrap'] : []), ...(needServer ? BUILD_DEPS : [])], browser);
+	if (browser && !fs.existsSync(paths.chromium)) {
 		giveUp([`Chromium is not at ${paths.chromium}.`, 'Install Chromium, or point TOOLBELT_CHROMIUM at its binary.']);
 	}
-	if (!fs.existsSync(paths.node24)) {
-		log(`installing Node ${NODE_MAJOR} (${nodePackage}) into ${nodeDir}`);
-		npmInstallInto(nodeDir, `${nodePackage}@${NODE_MAJOR}`, npmEnv(), [
-			`Install the npm package ${nodePackage}@${NODE_MAJOR} into ${nodeDir} (it ships bin/node and include/node).`,
+	if (!fs.existsSync(paths.node)) {
+		log(`installing Node ${NODE_VERSION} (${nodePackage}) into ${nodeDir}`);
+		npmInstallInto(nodeDir, `${nodePackage}@${NODE_VERSION}`, npmEnv(), [
+			`Install the npm package ${nodePackage}@${NODE_VERSION} into ${nodeDir} (it ships bin/node and include/node).`,
 		]);
 	}
 	if (needServer) {
 		log(`installing code-server ${CODE_SERVER_VERSION} into ${codeServerDir} (a cold install takes 1.5 to 3 min)`);
-		// With Node 24 first on PATH and its own headers as nodedir, node-gyp neither uses the
+		// With that Node first on PATH and its own headers as nodedir, node-gyp neither uses the
 		// system Node nor tries to download headers.
 		const env = {
 			...npmEnv(),
-			PATH: `${path.dirname(paths.node24)}${path.delimiter}${process.env.PATH}`,
+			PATH: `${path.dirname(paths.node)}${path.delimiter}${process.env.PATH}`,
 			npm_config_nodedir: nodePackageDir,
+			// Older releases' postinstall refuses to run as root without it, and runs npx node-gyp.
+			npm_config_unsafe_perm: 'true',
+			npm_config_yes: 'true',
+			...seedRipgrepDownload(),
 		};
 		npmInstallInto(codeServerDir, `code-server@${CODE_SERVER_VERSION}`, env, [
 			`Installing code-server ${CODE_SERVER_VERSION} failed; its native modules need: ${BUILD_DEPS.join(' ')}`,
-			`(Debian: apt-get install -y ${BUILD_DEPS.join(' ')}), and Node ${NODE_MAJOR} first on PATH with npm_config_nodedir=${nodePackageDir}.`,
+			`(Debian: apt-get install -y ${BUILD_DEPS.join(' ')}), and Node ${NODE_VERSION} first on PATH with npm_config_nodedir=${nodePackageDir}.`,
 		]);
 	}
-	for (const file of [paths.node24, paths.serverMain]) {
+	for (const file of [paths.node, paths.serverMain]) {
 		if (!fs.existsSync(file)) giveUp([`${file} is missing after the install.`]);
 	}
 	return paths;
+}
+
+/**
+ * Older code-server releases carry an @vscode/ripgrep whose postinstall downloads rg from GitHub,
+ * which machines that reach only npm cannot. It first looks in its cache folder under the temp
+ * folder: put our own rg (from @vscode/ripgrep-<platform>) there, in a temp folder of its own, and
+ * return the environment that points the install at it. Linux x64 only; elsewhere nothing changes.
+ */
+function seedRipgrepDownload() {
+	const cache = HOSTS[CODE_SERVER_VERSION].ripgrepCache;
+	const rg = path.join(path.dirname(import.meta.dirname), '..', 'node_modules', '@vscode', `ripgrep-${process.platform}-${process.arch}`, 'bin', 'rg');
+	if (!cache || process.platform !== 'linux' || process.arch !== 'x64' || !fs.existsSync(rg)) return {};
+	const tmp = tempDir('toolbelt-rg-seed-');
+	const folder = path.join(tmp, `vscode-ripgrep-cache-${cache.package}`);
+	fs.mkdirSync(folder);
+	const result = spawnSync('tar', ['-czf', path.join(folder, cache.asset), '-C', path.dirname(rg), 'rg']);
+	return result.status === 0 ? { TMPDIR: tmp } : {};
 }
 
 /**
@@ -86,14 +116,15 @@ function npmEnv() {
 	return Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name)));
 }
 
-function ensureSystemPackages(packages) {
+function ensureSystemPackages(packages, browser = true) {
 	const debian = fs.existsSync('/etc/debian_version') && spawnSync('dpkg', ['--version'], { stdio: 'ignore' }).status === 0;
 	if (!debian) {
-		if (!fs.existsSync(chromiumPath)) {
+		if (browser && !fs.existsSync(chromiumPath)) {
 			giveUp([`This is not Debian, so nothing can be installed for you. Install: ${packages.join(' ')} (or your system's equivalents),`, 'and set TOOLBELT_CHROMIUM if Chromium is not at /usr/bin/chromium.']);
 		}
 		return;
 	}
+	if (!packages.length) return;
 	const missing = packages.filter(name => !/^Status: install ok installed$/m.test(spawnSync('dpkg', ['-s', name], { encoding: 'utf8' }).stdout ?? ''));
 	if (!missing.length) return;
 	const command = `apt-get update && apt-get install -y --no-install-recommends ${missing.join(' ')}`;
@@ -226,26 +257,28 @@ function sleep(ms) {
  * Starts the VS Code server in its own process group and resolves once it listens.
  * `workspaceTrust: true` keeps workspace trust on (by default it is disabled, as tests want).
  * `folder` / `workspaceFile` become the server's default and the query of the returned `url`.
+ * `connectionToken`: only pages that carry it (`?tkn=…`) get in; tests go without, and need the
+ * smoke-test driver (`smokeTestDriver`), which also keeps notifications off screen.
  */
-export async function startServer({ folder, workspaceFile, extensionsDir, userDataDir, serverDataDir = `${userDataDir}-server`, port, workspaceTrust = false, readyTimeoutMs = 60_000 }) {
-	const { node24, serverMain } = hostPaths();
+export async function startServer({ folder, workspaceFile, extensionsDir, userDataDir, serverDataDir = `${userDataDir}-server`, port, workspaceTrust = false, readyTimeoutMs = 60_000, connectionToken, smokeTestDriver = true, env = {} }) {
+	const { node, serverMain } = hostPaths();
 	if (!fs.existsSync(serverMain)) throw new Error(`The VS Code server is not installed (${serverMain}); call ensureHost() first.`);
 	port ??= await freePort();
 	for (const dir of [extensionsDir, userDataDir, serverDataDir]) fs.mkdirSync(dir, { recursive: true });
 	const args = [
 		serverMain, '--host', '127.0.0.1', '--port', String(port),
-		'--without-connection-token', '--accept-server-license-terms',
+		...(connectionToken ? ['--connection-token', connectionToken] : ['--without-connection-token']), '--accept-server-license-terms',
 		'--server-data-dir', serverDataDir, '--user-data-dir', userDataDir, '--extensions-dir', extensionsDir,
 		'--disable-telemetry',
-		// Without it a built workbench ignores the `payload` URL parameter (extension development/tests).
-		'--enable-smoke-test-driver',
 	];
+	// Without it a built workbench ignores the `payload` URL parameter (extension development/tests).
+	if (smokeTestDriver) args.push('--enable-smoke-test-driver');
 	if (!workspaceTrust) args.push('--disable-workspace-trust');
 	if (folder) args.push('--default-folder', folder);
 	if (workspaceFile) args.push('--default-workspace', workspaceFile);
 
 	installCleanup();
-	const child = spawn(node24, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+	const child = spawn(node, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
 	liveGroups.add(child.pid);
 	const exited = new Promise(resolve => child.on('exit', code => resolve(code)));
 	const stop = () => stopGroup(child.pid);
@@ -277,17 +310,18 @@ export async function startServer({ folder, workspaceFile, extensionsDir, userDa
 		error.message += `\n--- server output ---\n${output.trim()}`;
 		throw error;
 	}
-	const query = folder ? `?folder=${encodeURIComponent(folder)}` : workspaceFile ? `?workspace=${encodeURIComponent(workspaceFile)}` : '';
-	return { port, url: `http://127.0.0.1:${port}/${query}`, output: () => output, exited, stop };
+	const query = new URLSearchParams(folder ? { folder } : workspaceFile ? { workspace: workspaceFile } : {});
+	if (connectionToken) query.set('tkn', connectionToken);
+	return { port, url: `http://127.0.0.1:${port}/${query.size ? `?${query}` : ''}`, output: () => output, exited, stop };
 }
 
 /** Installs a .vsix into `extensionsDir` with the server's own CLI; throws when that fails. */
 export function installVsix(vsixPath, extensionsDir) {
-	const { node24, serverMain } = hostPaths();
+	const { node, serverMain } = hostPaths();
 	const scratch = tempDir('toolbelt-vsix-install-');
 	try {
 		fs.mkdirSync(extensionsDir, { recursive: true });
-		const result = spawnSync(node24, [
+		const result = spawnSync(node, [
 			serverMain, '--accept-server-license-terms',
 			'--server-data-dir', path.join(scratch, 'server'), '--user-data-dir', path.join(scratch, 'user'),
 			'--extensions-dir', extensionsDir, '--install-extension', path.resolve(vsixPath), '--force',
@@ -326,6 +360,9 @@ export async function runExtensionTests({ folder, workspaceFile, extensionDevelo
 	try {
 		server = await startServer({
 			folder, workspaceFile, workspaceTrust,
+			// The extension host inherits the server's environment: older workbenches ignore the
+			// payload's extensionEnvironment.
+			env,
 			extensionsDir: extensionsDir ?? path.join(profile, 'extensions'),
 			userDataDir: path.join(profile, 'user'),
 			serverDataDir: path.join(profile, 'server'),

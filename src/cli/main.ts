@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
-import { describeRequest } from '../core/approval';
+import { confirmationTitle, describeRequest } from '../core/approval';
 import { pruneBackups } from '../core/backupPruning';
 import type { ApprovalRequest } from '../core/context';
 import { createNodeEnvironment } from '../core/nodeHost';
@@ -97,7 +97,7 @@ async function askOnTerminal(request: ApprovalRequest): Promise<boolean> {
 	if (!process.stdin.isTTY || !process.stderr.isTTY) return false;
 	const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
 	try {
-		process.stderr.write(`${describeRequest(request)}\n`);
+		process.stderr.write(`${confirmationTitle(request)}\n${describeRequest(request, 'plain')}\n`);
 		const answer = await new Promise<string>(resolve => rl.question('Go ahead? [y/N] ', resolve));
 		return /^y(es)?$/i.test(answer.trim());
 	} finally {

@@ -2,7 +2,7 @@ import * as fsSync from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import type { ToolEvent, ToolStatus } from './context';
+import type { CommandExit, ToolEvent, ToolStatus } from './context';
 import { brokenCopyPath } from './plan';
 import { PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE } from './storage';
 import { truncateText } from './truncate';
@@ -21,6 +21,10 @@ export interface ActivityRecord {
 	readonly mutating: boolean;
 	readonly target?: string;
 	readonly durationMs?: number;
+	/** Of durationMs, the time the call waited for the person to confirm it. */
+	readonly waitedMs?: number;
+	/** How the command of a command tool ended. */
+	readonly exit?: CommandExit;
 	readonly bytes?: number;
 	readonly truncated?: boolean;
 	/** The input as pretty JSON, capped. */
@@ -35,7 +39,7 @@ export const DEFAULT_MAX_RECORDS = 200;
 /** An input (a whole file for write_file) is kept only in part: the view shows, it does not replay. */
 const INPUT_CHARS = 8 * 1024;
 const FORMAT_VERSION = 1;
-const STATUSES: readonly ToolStatus[] = ['running', 'done', 'failed', 'declined', 'cancelled'];
+const STATUSES: readonly ToolStatus[] = ['running', 'waiting', 'done', 'failed', 'declined', 'cancelled'];
 
 export interface LoadedStore {
 	readonly store: ActivityStore;
@@ -99,7 +103,7 @@ export class ActivityStore {
 		return { dispose: () => this.listeners.delete(listener) };
 	}
 
-	/** Folds a registry event in: a start adds a running row, an end completes it. */
+	/** Folds a registry event in: a start adds a running row, an update changes its status, an end completes it. */
 	record(event: ToolEvent, mutating: boolean): ActivityRecord {
 		const existing = this.list.findIndex(record => record.id === event.id);
 		const previous = existing >= 0 ? this.list[existing] : undefined;
@@ -113,6 +117,8 @@ export class ActivityStore {
 			...defined({
 				target: event.target ?? previous?.target,
 				durationMs: event.durationMs,
+				waitedMs: event.waitedMs,
+				exit: event.exit,
 				bytes: event.bytes,
 				truncated: event.truncated,
 				inputText: previous?.inputText ?? inputText(event.input),
@@ -228,9 +234,9 @@ function isRecord(value: any): value is ActivityRecord {
 		&& STATUSES.includes(value.status) && typeof value.startedAt === 'number' && typeof value.mutating === 'boolean';
 }
 
-/** A call still running when the window went away will never end. */
+/** A call still running (or waiting for the person) when the window went away will never end. */
 function interrupted(record: ActivityRecord): ActivityRecord {
-	if (record.status !== 'running') return record;
+	if (record.status !== 'running' && record.status !== 'waiting') return record;
 	return { ...record, status: 'cancelled', error: { code: 'cancelled', message: 'The window closed before this call finished.' } };
 }
 

@@ -32,18 +32,36 @@ export function mustReachPerson(request: ApprovalRequest): boolean {
 	return request.kind === 'command' && request.unsandboxed !== undefined;
 }
 
-/** The request as plain text (markdown-safe in a fenced block), for modals, chat and terminals. */
-export function describeRequest(request: ApprovalRequest, diffText?: string): string {
+/** Leading words of request titles ("Running a command") as the person is asked ("Run …?"). */
+const IMPERATIVES: Record<string, string> = { Running: 'Run', Starting: 'Start', Sending: 'Send', Reading: 'Read' };
+
+/**
+ * The request as the question a person answers, for the title of a confirmation: nothing has
+ * happened yet, so "Run this command?", not "Running a command".
+ */
+export function confirmationTitle(request: ApprovalRequest): string {
+	const title = request.title.replace(/[.?]$/, '');
+	if (request.kind === 'command' && title === 'Running a command') return 'Run this command?';
+	const [first, ...rest] = title.split(' ');
+	return `${[IMPERATIVES[first] ?? first, ...rest].join(' ')}?`;
+}
+
+/**
+ * What a confirmation shows under its title (which it never repeats): the command and where it
+ * runs, the diff, or the call's input. `markdown` for chat (fenced blocks), `plain` for a modal
+ * dialog or a terminal, which show text as it is.
+ */
+export function describeRequest(request: ApprovalRequest, format: 'markdown' | 'plain', diffText?: string): string {
+	const block = (text: string, language: string) => (format === 'markdown' ? fence(text, language) : text.replace(/\n$/, ''));
 	switch (request.kind) {
 		case 'command':
-			return `${request.title}\n\n${fence(`${request.command}`, 'sh')}\nin ${request.cwd}${sandboxLine(request)}`;
+			return `${block(request.command, 'sh')}\n\nin ${request.cwd}${sandboxLine(request)}`;
 		case 'call':
-			return `${request.title}\n\n${fence(request.detail, 'json')}`;
+			return block(request.detail, 'json');
 		case 'files': {
-			const warning = request.protectedPaths.length
-				? `\n\nProtected path${request.protectedPaths.length > 1 ? 's' : ''}: ${request.protectedPaths.join(', ')}`
-				: '';
-			return `${request.title}${warning}${diffText ? `\n\n${fence(diffText, 'diff')}` : ''}`;
+			const count = request.protectedPaths.length;
+			const warning = count ? `Protected path${count > 1 ? 's' : ''}: ${request.protectedPaths.join(', ')}` : '';
+			return [warning, diffText ? block(diffText, 'diff') : ''].filter(Boolean).join('\n\n');
 		}
 	}
 }

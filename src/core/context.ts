@@ -137,7 +137,15 @@ export function createSharedState(): SharedState {
 	return { fileVersions: new Map(), fileLocks: new Map(), sessions: new SessionManager() };
 }
 
-export type ToolStatus = 'running' | 'done' | 'failed' | 'declined' | 'cancelled';
+/** `waiting`: the call waits for a person to confirm it (nothing has run or changed yet). */
+export type ToolStatus = 'running' | 'waiting' | 'done' | 'failed' | 'declined' | 'cancelled';
+
+/** A command's end as a result reports it: a tool call that worked can still hold a failed command. */
+export interface CommandExit {
+	readonly code: number | null;
+	readonly signal?: string;
+	readonly timedOut?: boolean;
+}
 
 export interface ToolEventFields {
 	bytes: number;
@@ -146,14 +154,22 @@ export interface ToolEventFields {
 	target: string;
 }
 
-/** One structured event per phase of a call: the log channel, Activity view and API read these. */
+/**
+ * One structured event per phase of a call: the log channel, Activity view and API read these.
+ * `update` events come between start and end when the call starts or stops waiting for a person.
+ */
 export interface ToolEvent extends Partial<ToolEventFields> {
 	readonly id: string;
 	readonly tool: string;
-	readonly phase: 'start' | 'end';
+	readonly phase: 'start' | 'update' | 'end';
 	readonly status: ToolStatus;
 	readonly startedAt: number;
+	/** The whole call, start to end, waiting for the person included. */
 	readonly durationMs?: number;
+	/** Of durationMs, the time spent waiting for the person to confirm. */
+	readonly waitedMs?: number;
+	/** How a command ended (run_command, exec_command, write_stdin), when one did. */
+	readonly exit?: CommandExit;
 	readonly input?: unknown;
 	readonly error?: { readonly code: string; readonly message: string };
 	/** The result text (bounded), on end events. */

@@ -1,5 +1,6 @@
 import type { TSchema } from '@sinclair/typebox';
 import { findNodeAtLocation, Node, ParseError, parseTree, printParseErrorCode } from 'jsonc-parser';
+import { issueInWords } from './schemaForm';
 import { validateInput } from './validate';
 
 /**
@@ -33,8 +34,7 @@ export function checkJsonInput(text: string, schema: TSchema): CheckedJson {
 	return {
 		problems: issues.map(issue => {
 			const node = nodeOf(root, issue.path);
-			const field = issue.path ? issue.path.split('/').filter(Boolean).join('.') : 'input';
-			return { offset: node.offset, length: node.length, message: `${field} ${issue.message}` };
+			return { offset: node.offset, length: node.length, message: issueInWords(issue) };
 		}),
 	};
 }

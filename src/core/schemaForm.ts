@@ -1,5 +1,6 @@
-import { Value } from '@sinclair/typebox/value';
-import type { TSchema } from '@sinclair/typebox';
+import { Type, type TSchema } from '@sinclair/typebox';
+import type { FieldIssue } from './errors';
+import { validateInput } from './validate';
 
 /**
  * A tool's input schema as a sequence of prompts (the command palette's Run Tool…): one field
@@ -16,7 +17,7 @@ export type FieldKind =
 	| 'boolean'
 	/** A pick among fixed values. */
 	| 'enum'
-	/** Anything else (arrays of objects, objects): typed as JSON and checked against its schema. */
+	/** Anything else (arrays, objects): typed as JSON in the editor and checked against its schema. */
 	| 'json';
 
 export interface FormField {
@@ -28,7 +29,20 @@ export interface FormField {
 	readonly options?: readonly (string | number)[];
 	/** The schema's own `default`, when it declares one. */
 	readonly defaultValue?: unknown;
+	/**
+	 * Text that usually spans lines (file content, a patch, stdin): an input box holds one line and
+	 * would keep a typed `\n` as two characters, so it is asked in the editor.
+	 */
+	readonly multiline?: boolean;
 	readonly schema: TSchema;
+}
+
+/** String fields whose text usually spans lines, by name (the schemas say "text", not how long). */
+const MULTILINE_FIELDS = new Set(['content', 'patch', 'stdin', 'chars']);
+
+/** Fields an input box cannot hold well: lists, objects and text of several lines go to the JSON editor. */
+export function needsEditor(field: FormField): boolean {
+	return field.kind === 'json' || field.multiline === true;
 }
 
 type SchemaObject = Record<string, any>;
@@ -44,7 +58,7 @@ function fieldOf(name: string, schema: SchemaObject, required: boolean): FormFie
 	const base = { name, description: schema.description ?? '', required, schema: schema as TSchema, defaultValue: schema.default };
 	if (Array.isArray(schema.enum)) return { ...base, kind: 'enum', options: schema.enum };
 	switch (schema.type) {
-		case 'string': return { ...base, kind: 'string' };
+		case 'string': return { ...base, kind: 'string', ...(MULTILINE_FIELDS.has(name) ? { multiline: true } : {}) };
 		case 'integer': return { ...base, kind: 'integer' };
 		case 'number': return { ...base, kind: 'number' };
 		case 'boolean': return { ...base, kind: 'boolean' };
@@ -56,20 +70,21 @@ export type FieldValue = { readonly value: unknown } | { readonly skip: true } |
 
 /**
  * What the person typed for a field, as the value the tool receives. An empty answer skips an
- * optional field (the tool's default applies) and is an error for a required one.
+ * optional field (the tool's default applies) and is an error for a required one. Errors say what
+ * is expected in words; the input box keeps what was typed.
  */
 export function parseFieldInput(field: FormField, text: string): FieldValue {
-	if (text.trim() === '' && field.kind !== 'string') return field.required ? { error: `${field.name} is required.` } : { skip: true };
+	if (text.trim() === '' && field.kind !== 'string') return field.required ? { error: `${field.name} is required: ${fieldPrompt(field).placeHolder || 'type a value'}.` } : { skip: true };
 	if (text === '' && field.kind === 'string' && !field.required) return { skip: true };
 	let value: unknown;
 	switch (field.kind) {
 		case 'integer':
-			if (!/^\s*-?\d+\s*$/.test(text)) return { error: `${field.name} must be a whole number.` };
+			if (!/^\s*-?\d+\s*$/.test(text)) return { error: `${field.name} must be a whole number, like 10.` };
 			value = Number.parseInt(text, 10);
 			break;
 		case 'number':
 			value = Number(text);
-			if (!Number.isFinite(value)) return { error: `${field.name} must be a number.` };
+			if (!Number.isFinite(value)) return { error: `${field.name} must be a number, like 2.5.` };
 			break;
 		case 'boolean':
 			if (!/^\s*(true|false|yes|no)\s*$/i.test(text)) return { error: `${field.name} must be yes or no.` };
@@ -77,13 +92,13 @@ export function parseFieldInput(field: FormField, text: string): FieldValue {
 			break;
 		case 'json':
 			value = parseJson(text);
+			if (value instanceof SyntaxError) return { error: `${field.name} must be JSON, like ${JSON.stringify(exampleValue(field))} (${value.message}).` };
 			break;
 		default:
 			value = text;
 	}
-	if (value instanceof SyntaxError) return { error: `${field.name}: not valid JSON (${value.message}).` };
-	const problem = firstProblem(field.schema, value);
-	return problem ? { error: `${field.name} ${problem}` } : { value };
+	const [issue] = validateInput(Type.Object({ [field.name]: field.schema }), { [field.name]: value });
+	return issue ? { error: `${issueInWords(issue)}.` } : { value };
 }
 
 function parseJson(text: string): unknown {
@@ -94,10 +109,34 @@ function parseJson(text: string): unknown {
 	}
 }
 
-function firstProblem(schema: TSchema, value: unknown): string | undefined {
-	const error = Value.Errors(schema, value).First();
-	if (!error) return undefined;
-	return `${error.path ? `(at ${error.path}) ` : ''}${error.message.charAt(0).toLowerCase()}${error.message.slice(1)}.`;
+/**
+ * A validation issue worded for a person, the field named in words: `/edits/0/oldText` missing is
+ * "edit 1 needs oldText (a string)", `/tasks/1/status` wrong is "task 2: status expected …".
+ */
+export function issueInWords(issue: FieldIssue): string {
+	const parts = issue.path.split('/').filter(Boolean);
+	if (!parts.length) return `The input ${issue.message}`;
+	const required = /^is required \((.*)\)$/.exec(issue.message);
+	if (required && parts.length > 1) return `${placeInWords(parts.slice(0, -1))} needs ${parts.at(-1)} (${required[1]})`;
+	const last = parts.at(-1)!;
+	// An item of a list is named by the list: "edit 1", not "1".
+	if (/^\d+$/.test(last)) return `${placeInWords(parts)} ${issue.message}`;
+	return parts.length === 1 ? `${last} ${issue.message}` : `${placeInWords(parts.slice(0, -1))}: ${last} ${issue.message}`;
+}
+
+/** `["edits", "0"]` → "edit 1"; `["tasks", "2", "notes"]` → "task 3, notes". */
+function placeInWords(parts: readonly string[]): string {
+	const words: string[] = [];
+	for (const [index, part] of parts.entries()) {
+		if (/^\d+$/.test(part)) {
+			const list = parts[index - 1] ?? 'item';
+			const one = list.endsWith('s') && list.length > 1 ? list.slice(0, -1) : `item of ${list}`;
+			words[words.length - 1] = `${one} ${Number(part) + 1}`;
+		} else {
+			words.push(part);
+		}
+	}
+	return words.join(', ');
 }
 
 /** The prompt line and the grey placeholder of an input box for a field. */
@@ -109,7 +148,7 @@ export function fieldPrompt(field: FormField): { title: string; prompt: string; 
 		number: 'a number',
 		boolean: 'yes or no',
 		enum: `one of ${(field.options ?? []).join(', ')}`,
-		json: 'JSON',
+		json: `JSON, like ${JSON.stringify(exampleValue(field))}`,
 	};
 	const shownDefault = field.defaultValue !== undefined ? `default: ${JSON.stringify(field.defaultValue)}` : '';
 	return {
@@ -132,26 +171,40 @@ export function showValue(value: unknown): string {
 }
 
 /**
- * A starting document for the JSON editor: every required field with a neutral value of its
- * type, so the person fills in blanks instead of remembering names.
+ * A starting document for the JSON editor: the values given so far, and every required field (and
+ * `also`, the fields the person is about to fill in) with an example of its type, so the person
+ * fills in blanks instead of remembering names and shapes.
  */
-export function skeletonInput(schema: TSchema): Record<string, unknown> {
+export function skeletonInput(schema: TSchema, given: Record<string, unknown> = {}, also: readonly string[] = []): Record<string, unknown> {
 	const input: Record<string, unknown> = {};
 	for (const field of formFields(schema)) {
-		if (!field.required) continue;
-		input[field.name] = field.defaultValue ?? neutralValue(field);
+		if (field.name in given) input[field.name] = given[field.name];
+		else if (field.required || also.includes(field.name)) input[field.name] = field.defaultValue ?? exampleValue(field);
 	}
 	return input;
 }
 
-function neutralValue(field: FormField): unknown {
-	const schema = field.schema as SchemaObject;
-	switch (field.kind) {
-		case 'enum': return field.options?.[0];
+/** An example of what a field holds: a list gets one item with its required fields, so its shape shows. */
+export function exampleValue(field: Pick<FormField, 'options' | 'schema'>): unknown {
+	return exampleOf(field.schema as SchemaObject, field.options);
+}
+
+function exampleOf(schema: SchemaObject, options: readonly (string | number)[] | undefined = Array.isArray(schema.enum) ? schema.enum : undefined): unknown {
+	if (options) return options[0];
+	if (schema.default !== undefined) return schema.default;
+	switch (schema.type) {
+		case 'string': return '';
 		case 'integer':
 		case 'number': return schema.minimum ?? 0;
 		case 'boolean': return false;
-		case 'json': return schema.type === 'array' ? [] : {};
-		default: return '';
+		case 'array': return schema.items ? [exampleOf(schema.items)] : [];
+		case 'object': {
+			const required = new Set<string>(schema.required ?? []);
+			return Object.fromEntries(Object.entries<SchemaObject>(schema.properties ?? {})
+				.filter(([name]) => required.has(name))
+				.map(([name, property]) => [name, exampleOf(property)]));
+		}
 	}
+	const branches: SchemaObject[] = schema.anyOf ?? schema.oneOf ?? [];
+	return branches.length ? exampleOf(branches[0]) : null;
 }

@@ -2,7 +2,7 @@ import { Value } from '@sinclair/typebox/value';
 import { mustReachPerson, needsApproval } from '../core/approval';
 import type { Boundary } from '../core/boundary';
 import {
-	ApprovalRequest, Host, PreviewCaptured, SharedState, ToolContext, ToolEvent, ToolEventFields, ToolStatus,
+	ApprovalRequest, CommandExit, Host, PreviewCaptured, SharedState, ToolContext, ToolEvent, ToolEventFields, ToolStatus,
 } from '../core/context';
 import { CancelledError, DeclinedError, ToolError, ValidationError } from '../core/errors';
 import { resultText, toErrorResult, ToolResult } from '../core/result';
@@ -131,13 +131,26 @@ export class ToolRegistry {
 		const startedAt = Date.now();
 		const toolName = this.get(name)?.name ?? name;
 		const fields: Partial<ToolEventFields> = {};
+		// Set once a person is asked: the time spent waiting for the answer.
+		let waitedMs: number | undefined;
 		this.emit({ id, tool: toolName, phase: 'start', status: 'running', startedAt, input });
+		// The person's time to decide is shown apart from the time the tool ran.
+		const whileAsking = async <T>(ask: () => Promise<T>): Promise<T> => {
+			const asked = Date.now();
+			this.emit({ id, tool: toolName, phase: 'update', status: 'waiting', startedAt, ...fields });
+			try {
+				return await ask();
+			} finally {
+				waitedMs = (waitedMs ?? 0) + Date.now() - asked;
+				this.emit({ id, tool: toolName, phase: 'update', status: 'running', startedAt, waitedMs, ...fields });
+			}
+		};
 		let result: ToolResult;
 		try {
 			const { tool, input: checkedInput } = this.check(name, input);
 			fields.target = safeDescribe(tool, checkedInput);
 			const settings = mergeSettings(this.env.settings(), options.settings).settings;
-			const ctx = await this.context(tool, options, settings, extra => Object.assign(fields, extra));
+			const ctx = await this.context(tool, options, settings, extra => Object.assign(fields, extra), whileAsking);
 			if (!tool.mutating && settings.approval === 'always' && (options.approval ?? 'ask') === 'ask') {
 				await ctx.approve(callRequest(tool, checkedInput));
 			}
@@ -148,6 +161,7 @@ export class ToolRegistry {
 		const text = resultText(result);
 		this.emit({
 			id, tool: toolName, phase: 'end', status: statusOf(result), startedAt, durationMs: Date.now() - startedAt, input,
+			...(waitedMs !== undefined ? { waitedMs } : {}), ...commandExitOf(result),
 			bytes: Buffer.byteLength(text), truncated: result.metadata.truncated,
 			filesTouched: result.metadata.filesTouched, ...fields,
 			error: result.error, resultText: text.length > RESULT_TEXT_IN_EVENTS ? `${text.slice(0, RESULT_TEXT_IN_EVENTS)}…` : text,
@@ -160,6 +174,7 @@ export class ToolRegistry {
 		options: InvokeOptions,
 		settings: Settings,
 		note: (fields: Partial<ToolEventFields>) => void,
+		whileAsking: <T>(ask: () => Promise<T>) => Promise<T> = ask => ask(),
 	): Promise<ToolContext> {
 		const host = this.env.host;
 		const phase = options.approval ?? 'ask';
@@ -181,7 +196,7 @@ export class ToolRegistry {
 				const needed = needsApproval(request, settings);
 				if (!needed) return false;
 				if (phase === 'preconfirmed' && !mustReachPerson(request)) return true;
-				const approved = await (options.decide ?? (r => host.confirm(r)))(request);
+				const approved = await whileAsking(() => (options.decide ?? (r => host.confirm(r)))(request));
 				if (!approved) throw new DeclinedError(request.title.charAt(0).toLowerCase() + request.title.slice(1));
 				return true;
 			},
@@ -201,6 +216,19 @@ export class ToolRegistry {
 
 function callRequest(tool: ToolDefinition, input: unknown): ApprovalRequest {
 	return { kind: 'call', title: `Run ${tool.name}: ${safeDescribe(tool, input)}`, detail: JSON.stringify(input, null, 2) };
+}
+
+/** A command's exit as its result's metadata reports it; nothing for other tools or a command still running. */
+function commandExitOf(result: ToolResult): { exit?: CommandExit } {
+	const { exitCode, signal, timedOut } = result.metadata;
+	if (typeof exitCode !== 'number' && typeof signal !== 'string' && timedOut !== true) return {};
+	return {
+		exit: {
+			code: typeof exitCode === 'number' ? exitCode : null,
+			...(typeof signal === 'string' ? { signal } : {}),
+			...(timedOut === true ? { timedOut } : {}),
+		},
+	};
 }
 
 function statusOf(result: ToolResult): ToolStatus {

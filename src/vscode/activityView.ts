@@ -1,6 +1,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ActivityRecord, ActivityStore } from '../core/activityStore';
+import { detailsText, detailsTitle, rowDescription, statusLabel, statusLine, StatusTone } from '../core/activityText';
 import type { ToolEvent, ToolStatus } from '../core/context';
 import type { ToolRegistry } from '../tools/registry';
 import type { ToolDocuments } from './documents';
@@ -82,12 +83,13 @@ export class ActivityView implements vscode.TreeDataProvider<ActivityRecord>, vs
 	getTreeItem(record: ActivityRecord): vscode.TreeItem {
 		const item = new vscode.TreeItem(record.tool, vscode.TreeItemCollapsibleState.None);
 		item.id = record.id;
+		const status = statusLabel(record);
 		item.description = rowDescription(record);
-		item.iconPath = STATUS_ICONS[record.status];
+		item.iconPath = TONE_ICONS[status.tone](record.status);
 		item.tooltip = tooltip(record);
 		item.contextValue = record.mutating && record.status === 'done' ? 'mutating' : 'call';
 		item.command = { command: 'toolbelt.activity.open', title: 'Open', arguments: [record.id] };
-		item.accessibilityInformation = { label: `${record.tool} ${record.target ?? ''} ${record.status} ${formatDuration(record.durationMs)}` };
+		item.accessibilityInformation = { label: `${record.tool} ${record.target ?? ''}: ${statusLine(record)}` };
 		return item;
 	}
 
@@ -102,8 +104,7 @@ export class ActivityView implements vscode.TreeDataProvider<ActivityRecord>, vs
 	async showDetails(id: string): Promise<void> {
 		const record = this.store?.get(id);
 		if (!record) return;
-		const uri = this.documents.addText(`${record.tool} ${record.id}.txt`, detailsText(record));
-		await vscode.window.showTextDocument(uri, { preview: true });
+		await this.documents.showText(detailsTitle(record), detailsText(record));
 	}
 
 	dispose(): void {
@@ -112,40 +113,18 @@ export class ActivityView implements vscode.TreeDataProvider<ActivityRecord>, vs
 	}
 }
 
-const STATUS_ICONS: Record<ToolStatus, vscode.ThemeIcon> = {
-	running: new vscode.ThemeIcon('loading~spin'),
-	done: new vscode.ThemeIcon('pass', new vscode.ThemeColor('testing.iconPassed')),
-	failed: new vscode.ThemeIcon('error', new vscode.ThemeColor('testing.iconFailed')),
-	declined: new vscode.ThemeIcon('circle-slash', new vscode.ThemeColor('testing.iconSkipped')),
-	cancelled: new vscode.ThemeIcon('debug-stop', new vscode.ThemeColor('testing.iconSkipped')),
+const TONE_ICONS: Record<StatusTone, (status: ToolStatus) => vscode.ThemeIcon> = {
+	busy: () => new vscode.ThemeIcon('loading~spin'),
+	waiting: () => new vscode.ThemeIcon('bell-dot', new vscode.ThemeColor('notificationsInfoIcon.foreground')),
+	ok: () => new vscode.ThemeIcon('pass', new vscode.ThemeColor('testing.iconPassed')),
+	warning: () => new vscode.ThemeIcon('warning', new vscode.ThemeColor('problemsWarningIcon.foreground')),
+	error: () => new vscode.ThemeIcon('error', new vscode.ThemeColor('testing.iconFailed')),
+	muted: status => new vscode.ThemeIcon(status === 'declined' ? 'circle-slash' : 'debug-stop', new vscode.ThemeColor('testing.iconSkipped')),
 };
-
-const TARGET_CHARS = 48;
-
-export function rowDescription(record: ActivityRecord): string {
-	const target = shortTarget(record.target);
-	const parts = [target, record.status === 'running' ? 'running' : `${record.status} ${formatDuration(record.durationMs)}`];
-	if (record.truncated) parts.push('✂ truncated');
-	return parts.filter(Boolean).join(' · ');
-}
-
-/** The row already names the tool: `Writing README.md` reads as `README.md`. */
-function shortTarget(target: string | undefined): string | undefined {
-	if (!target) return undefined;
-	const short = target.replace(/^[A-Z][a-z]+ing\s+/, '');
-	return short.length > TARGET_CHARS ? `${short.slice(0, TARGET_CHARS - 1)}…` : short;
-}
-
-export function formatDuration(ms: number | undefined): string {
-	if (ms === undefined) return '';
-	if (ms < 1000) return `${ms} ms`;
-	if (ms < 60_000) return `${(ms / 1000).toFixed(1)} s`;
-	return `${Math.floor(ms / 60_000)} min ${Math.round((ms % 60_000) / 1000)} s`;
-}
 
 function tooltip(record: ActivityRecord): vscode.MarkdownString {
 	const lines = [
-		`**${record.tool}** — ${record.status}${record.durationMs !== undefined ? ` in ${formatDuration(record.durationMs)}` : ''}`,
+		`**${record.tool}** — ${statusLine(record)}`,
 		record.target ? `\n${escape(record.target)}` : '',
 		`\nStarted ${new Date(record.startedAt).toLocaleString()}`,
 		record.truncated ? '\nThe result was truncated (see its marker for how to get the rest).' : '',
@@ -157,15 +136,4 @@ function tooltip(record: ActivityRecord): vscode.MarkdownString {
 
 function escape(text: string): string {
 	return text.replace(/[\\`*_{}[\]()#+\-.!|<>]/g, '\\$&');
-}
-
-export function detailsText(record: ActivityRecord): string {
-	const header = [
-		`${record.tool} — ${record.status}${record.durationMs !== undefined ? ` in ${formatDuration(record.durationMs)}` : ''}, started ${new Date(record.startedAt).toISOString()}`,
-		record.target ? `Target: ${record.target}` : '',
-		record.filesTouched?.length ? `Files touched: ${record.filesTouched.join(', ')}` : '',
-		record.truncated ? 'The result was truncated.' : '',
-	].filter(Boolean);
-	const result = record.resultText ?? (record.status === 'running' ? '(still running)' : '(none)');
-	return [...header, '', '── Input ──', record.inputText ?? '(none)', '', '── Result ──', result, ''].join('\n');
 }

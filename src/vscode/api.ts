@@ -5,7 +5,7 @@ import type { ToolRegistry } from '../tools/registry';
 
 /** What `activate()` returns to other extensions. */
 export interface ToolbeltApi {
-	/** Fires at the start and end of every tool call, from any caller. */
+	/** Fires at the start and end of every tool call, from any caller, and while it waits for a person. */
 	readonly onDidInvokeTool: vscode.Event<ToolEvent>;
 	/** Runs a tool (model-facing or contributed name). Changes are put to the person per `toolbelt.approval`. */
 	invoke(name: string, input: unknown, token?: vscode.CancellationToken): Promise<ToolResult>;

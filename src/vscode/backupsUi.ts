@@ -8,7 +8,7 @@ import type { FileChange, ToolContext } from '../core/context';
 import { commitChanges } from '../core/mutation';
 import type { ToolEnvironment } from '../tools/registry';
 import { toAbortSignal } from './cancellation';
-import { originalUri } from './mutation';
+import { originalUri } from './changeDiffs';
 import { refuseUntrusted } from './trust';
 
 const PRUNE_DELAY_MS = 5_000;

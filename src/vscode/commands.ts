@@ -4,7 +4,7 @@ import type { ToolDefinition } from '../tools/tool';
 import type { ActivityView } from './activityView';
 import type { BackupsUi } from './backupsUi';
 import type { PlanView } from './planView';
-import { refuseSwitchedOff, runAndShow, runInputDocument, RunToolUi, runToolCommand } from './runTool';
+import { firstLine, presentResult, refuseSwitchedOff, runAndShow, runInputDocument, RunToolUi, runToolCommand, runWithProgress } from './runTool';
 import { refuseUntrusted } from './trust';
 
 export interface CommandsUi extends RunToolUi {
@@ -54,30 +54,49 @@ function selectedText(): string {
 async function searchWorkspace(ui: RunToolUi): Promise<void> {
 	const tool = toolOrSay(ui, 'grep');
 	if (!tool) return;
-	const selection = selectedText();
-	const pattern = await vscode.window.showInputBox({
+	await askAndRun(ui, tool, {
 		title: 'Toolbelt: Search Workspace (grep)',
 		prompt: 'A regular expression (ripgrep syntax). Results open in an editor; click a path to go there.',
-		value: selection.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
+		value: selectedText().replace(/[.*+?^${}()|[\]\\]/g, '\\$&'),
 		placeHolder: 'e.g. TODO|FIXME',
 		ignoreFocusOut: true,
-		validateInput: value => (value ? undefined : 'Type what to search for.'),
-	});
-	if (pattern) await runAndShow(ui, tool, { pattern });
+		validateInput: value => (value ? undefined : 'Type what to search for: a regular expression such as TODO|FIXME.'),
+	}, pattern => ({ pattern }), message => `Not a regular expression ripgrep accepts: ${/^error: (.+)$/m.exec(message)?.[1] ?? firstLine(message)}. Fix it, or put \\ before special characters such as ( and [.`);
 }
 
 async function findFiles(ui: RunToolUi): Promise<void> {
 	const tool = toolOrSay(ui, 'find_files');
 	if (!tool) return;
-	const pattern = await vscode.window.showInputBox({
+	await askAndRun(ui, tool, {
 		title: 'Toolbelt: Find Files',
 		prompt: 'A glob, matched against workspace-relative paths (.gitignore is honoured).',
 		value: '**/*',
 		valueSelection: [3, 4],
 		ignoreFocusOut: true,
 		validateInput: value => (value ? undefined : 'Type a glob, for example **/*.ts'),
-	});
-	if (pattern) await runAndShow(ui, tool, { pattern });
+	}, pattern => ({ pattern }), message => `Not a glob: ${firstLine(message).replace(/^The pattern ".*" is not a valid glob: /, '')}. For example **/*.ts or src/*.{js,ts}.`);
+}
+
+/**
+ * One input box, then the tool. Input the tool refuses as invalid (a regex or glob it cannot
+ * read) brings the box back with what was typed and why it was refused, instead of a result
+ * document worded for a model.
+ */
+async function askAndRun(ui: RunToolUi, tool: ToolDefinition<any>, box: vscode.InputBoxOptions, toInput: (text: string) => object, explain: (message: string) => string): Promise<void> {
+	let refused: { text: string; problem: string } | undefined;
+	for (;;) {
+		const text = await vscode.window.showInputBox({
+			...box,
+			// The reason goes in the prompt: VS Code validates only what is typed next.
+			...(refused ? { value: refused.text, valueSelection: undefined, prompt: `${refused.problem} ${box.prompt ?? ''}`.trim() } : {}),
+			validateInput: value => (refused && value === refused.text ? refused.problem : box.validateInput?.(value)),
+		});
+		if (!text) return;
+		const input = toInput(text);
+		const result = await runWithProgress(ui.registry, tool, input);
+		if (result.error?.code !== 'invalid_input') return presentResult(ui, tool, input, result);
+		refused = { text, problem: explain(result.error.message) };
+	}
 }
 
 async function applyPatchFromEditor(ui: RunToolUi): Promise<void> {

@@ -1,6 +1,7 @@
 import * as vscode from 'vscode';
 import { editorSchema } from '../core/jsonInput';
 import { resultText, ToolResult } from '../core/result';
+import { matchSpans } from '../core/resultHighlight';
 import type { ToolDefinition } from '../tools/tool';
 
 /**
@@ -8,14 +9,19 @@ import type { ToolDefinition } from '../tools/tool';
  * - `toolbelt-input:/<tool>.json` — tool input typed as JSON (writable, in memory);
  * - `toolbelt-schema:/<tool>.schema.json` — the tool's schema, which the JSON language service
  *   loads through `$schema` for completion and checks;
- * - `toolbelt-result:/<n>/<name>` — results (text, or an image) in read-only editors.
+ * - `toolbelt-result:/<n>/<name>` — results (text, or an image) in read-only editors, in the
+ *   `toolbelt-result` language (package.json: its grammar highlights paths, line numbers, diffs and
+ *   omission markers; line numbers of the editor are off, results carry their own).
  */
 export const INPUT_SCHEME = 'toolbelt-input';
 export const SCHEMA_SCHEME = 'toolbelt-schema';
 export const RESULT_SCHEME = 'toolbelt-result';
 
-/** A tool's result document is `toolbelt-result:/<n>/<tool> result.txt`. */
-const RESULT_SUFFIX = ' result.txt';
+/** The language of result documents: package.json contributes it with a grammar. */
+const RESULT_LANGUAGE = 'toolbelt-result';
+
+/** A tool's result document is `toolbelt-result:/<n>/<tool> result`. */
+const RESULT_SUFFIX = ' result';
 
 /** The tool whose result a document shows; undefined for any other document (images, Activity details). */
 export function toolOfResult(uri: vscode.Uri): string | undefined {
@@ -25,6 +31,8 @@ export function toolOfResult(uri: vscode.Uri): string | undefined {
 
 /** Results are kept for the editors showing them; old ones go first. */
 const MAX_RESULTS = 50;
+/** Lines of a result scanned for matches to mark: results are capped anyway. */
+const MAX_MARKED_LINES = 2000;
 
 /** A minimal in-memory file system: one flat folder of files per scheme. */
 class MemoryFiles implements vscode.FileSystemProvider {
@@ -102,6 +110,14 @@ export class ToolDocuments implements vscode.Disposable {
 	private readonly results = new MemoryFiles(MAX_RESULTS);
 	private readonly disposables: vscode.Disposable[];
 	private nextResult = 1;
+	/** grep results: where the search matched, marked in every editor showing them. */
+	private readonly matchers = new Map<string, RegExp>();
+	private readonly matchDecoration = vscode.window.createTextEditorDecorationType({
+		backgroundColor: new vscode.ThemeColor('editor.findMatchHighlightBackground'),
+		borderColor: new vscode.ThemeColor('editor.findMatchHighlightBorder'),
+		borderStyle: 'solid',
+		borderWidth: '1px',
+	});
 
 	constructor(private readonly tools: readonly ToolDefinition<any>[]) {
 		this.disposables = [
@@ -110,6 +126,9 @@ export class ToolDocuments implements vscode.Disposable {
 			vscode.workspace.registerTextDocumentContentProvider(SCHEMA_SCHEME, {
 				provideTextDocumentContent: uri => this.schemaText(uri),
 			}),
+			this.matchDecoration,
+			// Decorations belong to an editor, not a document: a result shown again is marked again.
+			vscode.window.onDidChangeVisibleTextEditors(editors => editors.forEach(editor => this.markMatches(editor))),
 		];
 	}
 
@@ -131,13 +150,27 @@ export class ToolDocuments implements vscode.Disposable {
 		return vscode.Uri.from({ scheme: INPUT_SCHEME, path: `/${tool.name}.json` });
 	}
 
-	/** The input document of a tool; keeps what was typed last time unless it is missing. */
-	async openInput(tool: ToolDefinition<any>, initialText: () => string): Promise<vscode.TextEditor> {
+	/** The input document of a tool; keeps what was typed last time unless it is missing or `replace` is set. */
+	async openInput(tool: ToolDefinition<any>, initialText: () => string, replace = false): Promise<vscode.TextEditor> {
 		const uri = this.inputUri(tool);
-		if (!this.inputs.has(uri)) this.inputs.set(uri, new TextEncoder().encode(initialText()));
+		const created = !this.inputs.has(uri);
+		if (created) this.inputs.set(uri, new TextEncoder().encode(initialText()));
 		const document = await vscode.workspace.openTextDocument(uri);
+		const text = replace && !created ? initialText() : undefined;
+		if (text !== undefined && document.getText() !== text) await this.replaceText(document, text);
 		if (document.languageId !== 'json') await vscode.languages.setTextDocumentLanguage(document, 'json');
 		return vscode.window.showTextDocument(document, { preview: false });
+	}
+
+	/**
+	 * New text for an input document VS Code already holds, as an edit: it lands before the method
+	 * returns (the person may start typing right after), where rewriting the file would reach the
+	 * open editor only when VS Code reloads it. Running the input saves it.
+	 */
+	private async replaceText(document: vscode.TextDocument, text: string): Promise<void> {
+		const edit = new vscode.WorkspaceEdit();
+		edit.replace(document.uri, new vscode.Range(document.positionAt(0), document.positionAt(document.getText().length)), text);
+		await vscode.workspace.applyEdit(edit);
 	}
 
 	toolOfInput(uri: vscode.Uri): ToolDefinition<any> | undefined {
@@ -146,20 +179,24 @@ export class ToolDocuments implements vscode.Disposable {
 		return this.tools.find(tool => tool.name === name);
 	}
 
-	/** Puts text in a new read-only result document and returns its URI. */
-	addText(name: string, text: string): vscode.Uri {
+	/** Shows text (an Activity entry's details) in a new read-only result document. */
+	async showText(name: string, text: string): Promise<void> {
 		const uri = vscode.Uri.from({ scheme: RESULT_SCHEME, path: `/${this.nextResult++}/${name}` });
 		this.results.set(uri, new TextEncoder().encode(text));
-		return uri;
+		await this.open(uri, { preview: true });
 	}
 
-	/** Opens a tool result: its text in a read-only editor, and each image in the image preview. */
-	async showResult(tool: ToolDefinition<any>, header: string, result: ToolResult, options: vscode.TextDocumentShowOptions = {}): Promise<vscode.Uri> {
+	/**
+	 * Opens a tool result: its text in a read-only editor, and each image in the image preview.
+	 * `matcher` marks what a search matched.
+	 */
+	async showResult(tool: ToolDefinition<any>, header: string, result: ToolResult, options: vscode.TextDocumentShowOptions = {}, matcher?: RegExp): Promise<vscode.Uri> {
 		const id = this.nextResult++;
 		const images = result.content.filter(part => part.kind === 'image');
 		const uri = vscode.Uri.from({ scheme: RESULT_SCHEME, path: `/${id}/${tool.name}${RESULT_SUFFIX}` });
 		this.results.set(uri, new TextEncoder().encode(`${header}\n\n${resultText(result)}\n`));
-		await vscode.window.showTextDocument(uri, { preview: true, ...options });
+		if (matcher) this.rememberMatcher(uri, matcher);
+		this.markMatches(await this.open(uri, { preview: true, ...options }));
 		for (const [index, image] of images.entries()) {
 			if (image.kind !== 'image') continue;
 			const extension = image.mimeType.split('/')[1] ?? 'bin';
@@ -168,5 +205,30 @@ export class ToolDocuments implements vscode.Disposable {
 			await vscode.commands.executeCommand('vscode.open', imageUri, { preview: false, viewColumn: vscode.ViewColumn.Beside });
 		}
 		return uri;
+	}
+
+	/** Results get their language before they are shown, so they never flash as plain text. */
+	private async open(uri: vscode.Uri, options: vscode.TextDocumentShowOptions): Promise<vscode.TextEditor> {
+		let document = await vscode.workspace.openTextDocument(uri);
+		if (document.languageId !== RESULT_LANGUAGE) document = await vscode.languages.setTextDocumentLanguage(document, RESULT_LANGUAGE);
+		return vscode.window.showTextDocument(document, options);
+	}
+
+	private rememberMatcher(uri: vscode.Uri, matcher: RegExp): void {
+		this.matchers.set(uri.toString(), matcher);
+		for (const old of this.matchers.keys()) {
+			if (this.matchers.size <= MAX_RESULTS) break;
+			this.matchers.delete(old);
+		}
+	}
+
+	private markMatches(editor: vscode.TextEditor): void {
+		const matcher = this.matchers.get(editor.document.uri.toString());
+		if (!matcher) return;
+		const ranges: vscode.Range[] = [];
+		for (let line = 0; line < Math.min(editor.document.lineCount, MAX_MARKED_LINES); line++) {
+			for (const [start, end] of matchSpans(editor.document.lineAt(line).text, matcher)) ranges.push(new vscode.Range(line, start, line, end));
+		}
+		editor.setDecorations(this.matchDecoration, ranges);
 	}
 }

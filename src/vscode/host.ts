@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { confirmationDiff, describeRequest } from '../core/approval';
+import { confirmationDiff, confirmationTitle, describeRequest } from '../core/approval';
 import type { ApprovalRequest, FileChange, Host } from '../core/context';
 import type { SandboxHostOptions } from '../core/sandbox/runtime';
 import { createLanguageServices } from './languages';
@@ -8,6 +8,8 @@ export interface VscodeHostParts {
 	readonly storageDir: string;
 	/** Writes a change set through a WorkspaceEdit (see mutation.ts). */
 	applyChanges(changes: readonly FileChange[], signal: AbortSignal): Promise<void>;
+	/** Opens diffs of changes that are not applied yet (the modal's Show Diff), and closes them once answered. */
+	previewDiffs?: { show(changes: readonly FileChange[]): Promise<void>; close(changes: readonly FileChange[]): Promise<void> };
 	showDiffs?(changes: readonly FileChange[]): Promise<void>;
 	readonly sandbox?: SandboxHostOptions;
 }
@@ -18,7 +20,7 @@ export function createVscodeHost(parts: VscodeHostParts): Host {
 		kind: 'vscode',
 		storageDir: parts.storageDir,
 		dirtyText,
-		confirm: request => confirmWithModal(request, parts.showDiffs),
+		confirm: request => confirmWithModal(request, parts.previewDiffs),
 		applyChanges: parts.applyChanges,
 		showDiffs: parts.showDiffs,
 		diagnostics: async paths => collectDiagnostics(paths),
@@ -37,33 +39,39 @@ function dirtyText(absolutePath: string): string | undefined {
 /** Diffs longer than this are shown in part in the modal (a dialog, not an editor); Show Diff shows all. */
 const MODAL_DIFF_BYTES = 4000;
 
-/** What the modal shows: the request with its diff (cut, with a marker), and its buttons. */
-export function modalContent(request: ApprovalRequest, canShowDiffs: boolean): { detail: string; approve: string; choices: string[] } {
+/** What the modal shows: a question, the request as plain text with its diff (cut, with a marker), and its buttons. */
+export function modalContent(request: ApprovalRequest, canShowDiffs: boolean): { message: string; detail: string; approve: string; choices: string[] } {
 	const approve = request.kind === 'files' ? 'Apply' : 'Run';
-	const detail = describeRequest(request, confirmationDiff(request, MODAL_DIFF_BYTES));
-	return { detail, approve, choices: request.kind === 'files' && canShowDiffs ? [approve, 'Show Diff'] : [approve] };
+	const detail = describeRequest(request, 'plain', confirmationDiff(request, MODAL_DIFF_BYTES));
+	return { message: confirmationTitle(request), detail, approve, choices: request.kind === 'files' && canShowDiffs ? [approve, 'Show Diff'] : [approve] };
 }
 
 /**
  * Outside chat (command palette, other extensions) the decision is a modal: Apply (Run for a
- * command or a call), Cancel, or Show Diff first and then decide.
+ * command or a call), Cancel, or Show Diff first — the proposed content, before anything is
+ * written — and then decide. The proposed diffs close with the answer; after Apply the pipeline
+ * opens the real ones (toolbelt.showDiffs).
  */
-async function confirmWithModal(request: ApprovalRequest, showDiffs?: (changes: readonly FileChange[]) => Promise<void>): Promise<boolean> {
-	const { detail, approve, choices } = modalContent(request, showDiffs !== undefined);
-	for (;;) {
-		let choice: string | undefined;
-		try {
-			choice = await vscode.window.showWarningMessage(request.title, { modal: true, detail }, ...choices);
-		} catch {
-			// VS Code refuses modals in some contexts (extension tests, headless hosts): with no one to
-			// ask, the answer is no.
-			return false;
+async function confirmWithModal(request: ApprovalRequest, previewDiffs?: VscodeHostParts['previewDiffs']): Promise<boolean> {
+	const { message, detail, approve, choices } = modalContent(request, previewDiffs !== undefined);
+	try {
+		for (;;) {
+			let choice: string | undefined;
+			try {
+				choice = await vscode.window.showWarningMessage(message, { modal: true, detail }, ...choices);
+			} catch {
+				// VS Code refuses modals in some contexts (extension tests, headless hosts): with no one to
+				// ask, the answer is no.
+				return false;
+			}
+			if (choice === 'Show Diff' && request.kind === 'files' && previewDiffs) {
+				await previewDiffs.show(request.changes);
+				continue;
+			}
+			return choice === approve;
 		}
-		if (choice === 'Show Diff' && request.kind === 'files' && showDiffs) {
-			await showDiffs(request.changes);
-			continue;
-		}
-		return choice === approve;
+	} finally {
+		if (request.kind === 'files') await previewDiffs?.close(request.changes).catch(() => undefined);
 	}
 }
 

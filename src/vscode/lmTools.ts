@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { confirmationDiff, describeRequest, mustReachPerson } from '../core/approval';
+import { confirmationDiff, confirmationTitle, describeRequest, mustReachPerson } from '../core/approval';
 import type { ToolResult } from '../core/result';
 import type { ToolRegistry } from '../tools/registry';
 import { contributedName, safeDescribe, ToolDefinition } from '../tools/tool';
@@ -34,8 +34,8 @@ export async function prepare(
 	return {
 		invocationMessage,
 		confirmationMessages: {
-			title: request.title,
-			message: new vscode.MarkdownString(describeRequest(request, confirmationDiff(request, CONFIRMATION_DIFF_BYTES))),
+			title: confirmationTitle(request),
+			message: new vscode.MarkdownString(describeRequest(request, 'markdown', confirmationDiff(request, CONFIRMATION_DIFF_BYTES))),
 		},
 	};
 }

@@ -1,4 +1,3 @@
-import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { FileChange } from '../core/context';
 import { CancelledError, ToolError } from '../core/errors';
@@ -93,37 +92,4 @@ function smallestReplacement(before: string, after: string): { start: number; en
 	let tail = 0;
 	while (tail < max - start && before.charCodeAt(before.length - 1 - tail) === after.charCodeAt(after.length - 1 - tail)) tail++;
 	return { start, end: before.length - tail, text: after.slice(start, after.length - tail) };
-}
-
-/** Read-only documents holding the text of files before a tool changed them. */
-export const ORIGINAL_SCHEME = 'toolbelt-original';
-const originals = new Map<string, string>();
-const MAX_ORIGINALS = 50;
-let nextOriginal = 1;
-
-export function registerOriginalContentProvider(): vscode.Disposable {
-	return vscode.workspace.registerTextDocumentContentProvider(ORIGINAL_SCHEME, {
-		provideTextDocumentContent: uri => originals.get(uri.query) ?? '(the original text is no longer kept)',
-	});
-}
-
-export function originalUri(change: FileChange): vscode.Uri {
-	const key = String(nextOriginal++);
-	originals.set(key, change.before ? new TextDecoder('utf-8').decode(change.before) : '');
-	// Keep memory bounded: the oldest originals go first.
-	for (const old of originals.keys()) {
-		if (originals.size <= MAX_ORIGINALS) break;
-		originals.delete(old);
-	}
-	return vscode.Uri.from({ scheme: ORIGINAL_SCHEME, path: change.path, query: key });
-}
-
-/** Opens a diff editor per changed text file (original ↔ now), without taking focus. */
-export async function showDiffs(changes: readonly FileChange[]): Promise<void> {
-	for (const change of changes.slice(0, 10)) {
-		if (change.after === null) continue;
-		const right = vscode.Uri.file(change.movedTo?.path ?? change.path);
-		const title = `${path.basename(right.fsPath)} (Toolbelt: before ↔ after)`;
-		await vscode.commands.executeCommand('vscode.diff', originalUri(change), right, title, { preserveFocus: true, preview: true });
-	}
 }

@@ -1,8 +1,9 @@
 import * as vscode from 'vscode';
 import { checkJsonInput, initialJsonText, InputProblem } from '../core/jsonInput';
 import type { ToolResult } from '../core/result';
+import { grepMatcher } from '../core/resultHighlight';
 import type { Settings } from '../core/settings';
-import { fieldPrompt, FieldValue, FormField, formFields, parseFieldInput, showValue, skeletonInput, stripMarkdown } from '../core/schemaForm';
+import { fieldPrompt, FieldValue, FormField, formFields, needsEditor, parseFieldInput, showValue, skeletonInput, stripMarkdown } from '../core/schemaForm';
 import type { ToolRegistry } from '../tools/registry';
 import { isSwitchedOff, safeDescribe, ToolDefinition } from '../tools/tool';
 import { toAbortSignal } from './cancellation';
@@ -30,8 +31,13 @@ export async function runToolCommand(ui: RunToolUi, toolName?: string): Promise<
 	const method = await pickMethod(tool);
 	if (method === 'json') return openJsonInput(ui, tool);
 	if (method !== 'prompts') return;
-	const input = await promptForInput(tool);
-	if (input) await runAndShow(ui, tool, input);
+	const answers = await promptForInput(tool);
+	if (!answers) return;
+	if (answers.editorFor) return openJsonInput(ui, tool, answers);
+	const result = await runWithProgress(ui.registry, tool, answers.values);
+	if (result.error?.code !== 'invalid_input') return presentResult(ui, tool, answers.values, result);
+	// Refused as a whole (a regex ripgrep cannot read, a glob): the answers stay, in the editor.
+	await openJsonInput(ui, tool, answers, firstLine(result.error.message));
 }
 
 export type ToolPickItem = vscode.QuickPickItem & { tool?: ToolDefinition<any> };
@@ -81,30 +87,45 @@ function showSwitchedOff(tool: ToolDefinition<any>): void {
 }
 
 async function pickMethod(tool: ToolDefinition<any>): Promise<'prompts' | 'json' | undefined> {
-	if (!formFields(tool.schema).length) return 'prompts';
+	const fields = formFields(tool.schema);
+	if (!fields.length) return 'prompts';
 	const items: (vscode.QuickPickItem & { method: 'prompts' | 'json' })[] = [
-		{ label: '$(list-selection) Fill in prompts', detail: 'One question per field: required fields first, then any optional ones you choose.', method: 'prompts' },
-		{ label: '$(json) Edit as JSON', detail: 'An editor with completion and checks from the tool\'s schema; best for multi-line text and lists.', method: 'json' },
+		{ label: '$(list-selection) Fill in prompts', detail: 'One question per field: required fields first, then any optional ones you choose. Lists and text of several lines open in the JSON editor.', method: 'prompts' },
+		{ label: '$(json) Edit as JSON', detail: 'An editor with an example, completion and checks from the tool\'s schema; best for multi-line text and lists.', method: 'json' },
 	];
+	// A required list or multi-line text ends up in the editor anyway: offer it first.
+	if (fields.some(field => field.required && needsEditor(field))) items.reverse();
 	const choice = await vscode.window.showQuickPick(items, { title: `Toolbelt: ${tool.name} — how to give the input` });
 	return choice?.method;
 }
 
-/** Asks for every required field, then offers the optional ones until the person picks Run. */
-export async function promptForInput(tool: ToolDefinition<any>): Promise<Record<string, unknown> | undefined> {
+/** What the prompts gathered; `editorFor` when they stopped at a field the JSON editor must take. */
+export interface PromptAnswers {
+	readonly values: Record<string, unknown>;
+	readonly editorFor?: FormField;
+}
+
+/**
+ * Asks for every required field, then offers the optional ones until the person picks Run. A field
+ * an input box cannot hold (a list, an object, text of several lines) hands over to the JSON
+ * editor with what was answered so far.
+ */
+export async function promptForInput(tool: ToolDefinition<any>): Promise<PromptAnswers | undefined> {
 	const fields = formFields(tool.schema);
 	const values: Record<string, unknown> = {};
 	for (const field of fields.filter(candidate => candidate.required)) {
+		if (needsEditor(field)) return { values, editorFor: field };
 		const answer = await askField(tool, field, undefined);
 		if (!answer) return undefined;
 		if ('value' in answer) values[field.name] = answer.value;
 	}
 	const optional = fields.filter(field => !field.required);
 	for (;;) {
-		if (!optional.length) return values;
+		if (!optional.length) return { values };
 		const field = await pickOptionalField(tool, optional, values);
-		if (field === 'run') return values;
+		if (field === 'run') return { values };
 		if (!field) return undefined;
+		if (needsEditor(field)) return { values, editorFor: field };
 		const answer = await askField(tool, field, values[field.name]);
 		if (!answer) continue;
 		if ('value' in answer) values[field.name] = answer.value;
@@ -159,10 +180,29 @@ async function askField(tool: ToolDefinition<any>, field: FormField, current: un
 	return text === undefined ? undefined : parseFieldInput(field, text);
 }
 
-/** Opens (or reopens) the tool's JSON input document, tied to its schema. */
-export async function openJsonInput(ui: RunToolUi, tool: ToolDefinition<any>): Promise<void> {
-	await ui.documents.openInput(tool, () => initialJsonText(ui.documents.schemaUri(tool).toString(), skeletonInput(tool.schema)));
-	void vscode.window.showInformationMessage(`Edit the input of ${tool.name}, then press ▶ (Run Tool with This Input) in the editor's title bar.`);
+/**
+ * Opens the tool's JSON input document, tied to its schema. Alone, it reopens what was typed last
+ * (or an example of every required field); after prompts, it starts from their answers and an
+ * example of the field they stopped at, with the cursor in it, or with why the tool refused them.
+ */
+export async function openJsonInput(ui: RunToolUi, tool: ToolDefinition<any>, answers?: PromptAnswers, refusal?: string): Promise<void> {
+	const field = answers?.editorFor;
+	const text = () => initialJsonText(ui.documents.schemaUri(tool).toString(), skeletonInput(tool.schema, answers?.values, field ? [field.name] : []));
+	const editor = await ui.documents.openInput(tool, text, answers !== undefined);
+	const at = field ? editor.document.getText().indexOf(`"${field.name}": `) : -1;
+	if (field && at >= 0) {
+		// At the value: inside the quotes of a text, before the example of a list or object.
+		const position = editor.document.positionAt(at + `"${field.name}": `.length + (field.kind === 'json' ? 0 : 1));
+		editor.selection = new vscode.Selection(position, position);
+		editor.revealRange(new vscode.Range(position, position));
+	}
+	const then = 'then press ▶ (Run Tool with This Input) in the editor\'s title bar.';
+	if (refusal) {
+		void vscode.window.showErrorMessage(`Toolbelt: ${tool.name} refused the input: ${refusal} Your answers are in the editor: fix them, ${then}`);
+		return;
+	}
+	const what = field ? `Fill in ${field.name} (${field.kind === 'json' ? 'JSON' : 'text; \\n starts a new line'}) in the editor` : `Edit the input of ${tool.name}`;
+	void vscode.window.showInformationMessage(`${what}, ${then}`);
 }
 
 /** Runs the input document in the active editor (or the one given), or shows why not. */
@@ -230,11 +270,12 @@ export async function presentResult(ui: RunToolUi, tool: ToolDefinition<any>, in
 	const header = `${tool.displayName} — ${safeDescribe(tool, input)}\nInput: ${inputLine.length > 400 ? `${inputLine.slice(0, 400)}…` : inputLine}`;
 	// A change shows its diff (toolbelt.showDiffs); its result then opens beside it, not over it.
 	const beside = tool.mutating && !result.error ? { viewColumn: vscode.ViewColumn.Beside, preserveFocus: true } : {};
-	await ui.documents.showResult(tool, header, result, beside);
+	await ui.documents.showResult(tool, header, result, beside, tool.name === 'grep' ? grepMatcher(input) : undefined);
 	if (result.error) void vscode.window.showErrorMessage(`Toolbelt: ${tool.name} failed: ${firstLine(result.error.message)}`);
 }
 
-function firstLine(text: string): string {
+/** A message's first line, cut for a notification. */
+export function firstLine(text: string): string {
 	const line = text.split('\n')[0];
 	return line.length > 200 ? `${line.slice(0, 200)}…` : line;
 }

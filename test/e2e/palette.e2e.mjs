@@ -17,19 +17,25 @@ const PLAN = {
 	],
 };
 
-/** Run Tool… → write_file → prompts, up to the confirmation. */
-async function writeReadmeFromPalette(page, screenshot) {
+/**
+ * Run Tool… → write_file → prompts, up to the confirmation: the path in an input box, the content
+ * (text of several lines) in the JSON editor the prompts hand over to, with the cursor in it.
+ */
+async function writeReadmeFromPalette(page) {
 	await runCommand(page, 'Toolbelt: Run Tool…');
 	await pick(page, 'write_file');
 	await pick(page, 'Fill in prompts');
 	await answer(page, 'path', 'README.md');
-	await answer(page, 'content', NEW_README);
-	await quickPickRow(page, 'Run write_file').waitFor();
-	if (screenshot) await screenshot('run-tool-optional-fields');
-	await page.keyboard.press('Enter');
+	await page.locator('.tab', { hasText: 'write_file.json' }).first().waitFor();
+	await page.locator('.editor-instance .view-line', { hasText: '"path": "README.md"' }).first().waitFor();
+	await page.locator('.editor-instance .view-line', { hasText: '"content": ""' }).first().waitFor();
+	// The editor takes the keyboard once the prompt has closed, the cursor inside the content's quotes.
+	await page.locator('.editor-instance .monaco-editor.focused').first().waitFor();
+	await page.keyboard.insertText(NEW_README);
+	await page.locator('.editor-instance .view-line', { hasText: `"content": "${NEW_README}"` }).first().waitFor();
+	await page.locator('.editor-actions .action-label[aria-label^="Run Tool with This Input"]').first().click();
 	return dialog(page);
 }
-
 export const steps = [
 	['the command palette lists the Toolbelt commands', async ({ page, screenshot }) => {
 		await runCommand(page, 'Toolbelt: Show Activity');
@@ -42,23 +48,55 @@ export const steps = [
 		await page.keyboard.press('Escape');
 	}],
 
+	['Run Tool… asks field by field: required first, then run or set an optional field', async ({ page, screenshot }) => {
+		await runCommand(page, 'Toolbelt: Run Tool…');
+		await pick(page, 'grep');
+		await pick(page, 'Fill in prompts');
+		await answer(page, 'pattern', 'Hello');
+		await quickPickRow(page, 'Run grep').waitFor();
+		await quickPickRow(page, 'limit').waitFor();
+		await screenshot('run-tool-optional-fields');
+		// A wrong answer is refused in words, and what was typed stays in the box.
+		await pick(page, 'limit');
+		await page.locator('.quick-input-widget .quick-input-title', { hasText: 'limit' }).waitFor();
+		await page.locator('.quick-input-widget input').fill('0');
+		await page.locator('.quick-input-widget .quick-input-message', { hasText: 'limit must be ≥ 1, got number 0.' }).waitFor();
+		assert.equal(await page.locator('.quick-input-widget input').inputValue(), '0');
+		await page.keyboard.press('Escape');
+		await quickPickRow(page, 'Run grep').waitFor();
+		await page.keyboard.press('Escape');
+		await page.locator('.quick-input-widget').waitFor({ state: 'hidden' });
+	}],
+
 	['Run Tool… → write_file shows the real confirmation; Cancel leaves the file unchanged', async ({ page, file, screenshot }) => {
 		const before = fs.readFileSync(file('README.md'), 'utf8');
-		const box = await writeReadmeFromPalette(page, screenshot);
+		const box = await writeReadmeFromPalette(page);
 		assert.match(await box.innerText(), /README\.md/);
+		// Behind the question, the Activity view says who the call waits for.
+		await page.locator('.pane', { hasText: 'Activity' }).locator('.monaco-list-row', { hasText: /write_file\s*waiting for you/ }).first().waitFor();
 		await screenshot('confirmation');
 		await clickDialogButton(page, 'Cancel');
 		await notification(page, /write_file was declined; nothing was changed/);
 		assert.equal(fs.readFileSync(file('README.md'), 'utf8'), before);
 	}],
 
-	['the same call approved changes the file and opens the diff editor', async ({ page, file, screenshot }) => {
-		await writeReadmeFromPalette(page);
+	['Show Diff shows the proposed text before anything is written; Apply then leaves one diff tab', async ({ page, file, screenshot }) => {
+		const box = await writeReadmeFromPalette(page);
+		assert.match(await box.innerText(), /Overwrite README\.md\?/);
+		assert.doesNotMatch(await box.innerText(), /```/);
+		await clickDialogButton(page, 'Show Diff');
+		await page.locator('.tab', { hasText: 'README.md (Toolbelt: proposed, changed)' }).first().waitFor();
+		await page.locator('.monaco-diff-editor .editor.modified .view-line', { hasText: NEW_README }).first().waitFor();
+		assert.notEqual(fs.readFileSync(file('README.md'), 'utf8'), NEW_README, 'nothing is written before Apply');
+		// The question comes back over the diff.
+		await dialog(page);
+		await screenshot('proposed-diff');
 		await clickDialogButton(page, 'Apply');
 		await until('README.md to change', () => fs.readFileSync(file('README.md'), 'utf8').startsWith(NEW_README));
-		await page.locator('.monaco-diff-editor').first().waitFor();
 		await page.locator('.tab', { hasText: 'README.md (Toolbelt: before ↔ after)' }).first().waitFor();
 		await page.locator('.tab', { hasText: 'write_file result' }).first().waitFor();
+		const diffTabs = await page.locator('.tab', { hasText: /README\.md \(Toolbelt/ }).allInnerTexts();
+		assert.equal(diffTabs.length, 1, `one diff tab for README.md, not: ${diffTabs.join(' | ')}`);
 		await screenshot('diff');
 	}],
 
@@ -69,8 +107,8 @@ export const steps = [
 		const texts = await rows.allInnerTexts();
 		const writes = texts.filter(text => text.includes('write_file'));
 		assert.equal(writes.length, 2, texts.join(' | '));
-		assert.match(writes[0], /done \d+(\.\d)? m?s/);
-		assert.match(writes[1], /declined/);
+		assert.match(writes[0], /^write_file\s*done \d+(\.\d)? m?s · waited \d+(\.\d)? m?s · README\.md/);
+		assert.match(writes[1], /^write_file\s*declined after \d+(\.\d)? m?s · README\.md/);
 		await screenshot('activity');
 	}],
 
@@ -133,7 +171,12 @@ export const steps = [
 steps.push(['Search Workspace (grep)… opens the matches in an editor whose paths are links to the line', async ({ page, screenshot }) => {
 	await runCommand(page, 'View: Close All Editors');
 	await runCommand(page, 'Toolbelt: Search Workspace (grep)…');
-	await answer(page, 'Search Workspace', 'Hello');
+	// A pattern ripgrep refuses comes back in the box, with why, instead of a result worded for a model.
+	await answer(page, 'Search Workspace', 'Hello(');
+	await page.locator('.quick-input-widget', { hasText: 'Not a regular expression ripgrep accepts: unclosed group' }).waitFor();
+	assert.equal(await page.locator('.quick-input-widget input').inputValue(), 'Hello(');
+	await page.locator('.quick-input-widget input').fill('Hello');
+	await page.keyboard.press('Enter');
 	await page.locator('.tab', { hasText: 'grep result' }).first().waitFor();
 	const link = page.locator('.editor-instance .view-line .detected-link', { hasText: 'src/greeting.ts' }).first();
 	await link.waitFor();
@@ -151,6 +194,7 @@ steps.push(['after a window reload the Activity history and the plan are still t
 	await rows.filter({ hasText: /grep.*done/ }).first().waitFor();
 	const texts = await rows.allInnerTexts();
 	const tools = ['complete_task', 'update_plan', 'write_file', 'grep'];
-	assert.deepEqual(texts.map(text => tools.find(tool => text.startsWith(tool))), ['grep', 'complete_task', 'update_plan', 'write_file', 'write_file'], texts.join(' | '));
+	assert.deepEqual(texts.map(text => tools.find(tool => text.startsWith(tool))), ['grep', 'grep', 'complete_task', 'update_plan', 'write_file', 'write_file'], texts.join(' | '));
+	assert.match(texts[1], /^grep\s*failed/, 'the refused pattern is a failed call');
 	await page.locator('.pane', { hasText: 'Plan' }).last().locator('.monaco-list-row', { hasText: 'Document it in the README' }).waitFor();
 }]);

@@ -186,14 +186,31 @@ describe('ToolRegistry', () => {
 			reg.onEvent(event => events.push(event));
 			await reg.invoke('touch', { path: 'b' });
 			await reg.invoke('touch', { path: 5 });
-			assert.deepEqual(events.map(e => `${e.phase}:${e.status}`), ['start:running', 'end:done', 'start:running', 'end:failed']);
-			const end = events[1];
+			assert.deepEqual(events.map(e => `${e.phase}:${e.status}`), ['start:running', 'update:waiting', 'update:running', 'end:done', 'start:running', 'end:failed']);
+			const end = events[3];
 			assert.equal(end.tool, 'touch');
 			assert.equal(end.target, 'Touching b');
 			assert.deepEqual(end.filesTouched, ['b']);
 			assert.equal(end.bytes, Buffer.byteLength('touched b'));
 			assert.ok(end.durationMs! >= 0);
-			assert.equal(events[3].error?.code, 'invalid_input');
+			assert.equal(events[5].error?.code, 'invalid_input');
+		});
+
+		it('says while a call waits for the person, and keeps that time apart from the run', async () => {
+			const reg = registry();
+			const events: ToolEvent[] = [];
+			reg.onEvent(event => events.push(event));
+			await reg.invoke('touch', { path: 'c' }, { decide: async () => {
+				assert.equal(events.at(-1)?.status, 'waiting', 'the call waits while the person decides');
+				assert.equal(events.at(-1)?.target, 'Touching c');
+				await new Promise(resolve => setTimeout(resolve, 30));
+				return true;
+			} });
+			const end = events.at(-1)!;
+			assert.equal(end.phase, 'end');
+			assert.ok(end.waitedMs! >= 25 && end.waitedMs! <= end.durationMs!, `waited ${end.waitedMs} of ${end.durationMs} ms`);
+			await reg.invoke('touch', { path: 'd' }, { approval: 'preconfirmed' });
+			assert.equal(events.at(-1)!.waitedMs, undefined, 'a call no one was asked about did not wait');
 		});
 
 		it('turns an unexpected exception into a result without a stack trace', async () => {

@@ -119,7 +119,7 @@ describe('apply_patch inside VS Code', () => {
 			assert.equal(prepared.invocationMessage, 'Applying a patch to 2 files');
 			const message = prepared.confirmationMessages?.message;
 			const body = typeof message === 'string' ? message : message?.value ?? '';
-			assert.equal(prepared.confirmationMessages?.title, 'Apply patch to 2 files: patch-it/c.txt, patch-it/d.txt');
+			assert.equal(prepared.confirmationMessages?.title, 'Apply patch to 2 files: patch-it/c.txt, patch-it/d.txt?');
 			assert.match(body, /--- a\/patch-it\/c\.txt\n\+\+\+ b\/patch-it\/c\.txt\n@@ -1,2 \+1,2 @@\n alpha\n-beta\n\+BETA/);
 			assert.match(body, /--- a\/patch-it\/d\.txt\n\+\+\+ b\/patch-it\/d\.txt\n@@ -1,1 \+1,1 @@\n-gamma\n\+GAMMA/);
 			assert.equal(fs.readFileSync(at('c.txt'), 'utf8'), 'alpha\nbeta\n', 'preparing the confirmation wrote nothing');

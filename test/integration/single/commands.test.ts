@@ -6,7 +6,8 @@ import { ALL_TOOLS, ToolRegistry } from '../../../src/tools';
 import { createVscodeEnvironment } from '../../../src/vscode/environment';
 import { createVscodeHost } from '../../../src/vscode/host';
 import { prepare } from '../../../src/vscode/lmTools';
-import { applyWithWorkspaceEdit, showDiffs } from '../../../src/vscode/mutation';
+import { showDiffs } from '../../../src/vscode/changeDiffs';
+import { applyWithWorkspaceEdit } from '../../../src/vscode/mutation';
 import { invokeText, waitFor, workspace } from '../helpers';
 
 /** Outside /tmp, which a sandboxed command sees replaced by a private one anyway. */

@@ -6,7 +6,8 @@ import { ALL_TOOLS, ToolRegistry } from '../../../src/tools';
 import { createVscodeEnvironment } from '../../../src/vscode/environment';
 import { createVscodeHost } from '../../../src/vscode/host';
 import { prepare } from '../../../src/vscode/lmTools';
-import { applyWithWorkspaceEdit, ORIGINAL_SCHEME, showDiffs } from '../../../src/vscode/mutation';
+import { ORIGINAL_SCHEME, showDiffs } from '../../../src/vscode/changeDiffs';
+import { applyWithWorkspaceEdit } from '../../../src/vscode/mutation';
 import { invokeText, until, workspace, writeFiles } from '../helpers';
 
 const DIR = 'file-tools-it';
@@ -150,7 +151,8 @@ describe('file tools inside VS Code', () => {
 			assert.equal(prepared.invocationMessage, `Editing ${DIR}/confirm.txt (1 edit)`);
 			const message = prepared.confirmationMessages?.message;
 			const body = typeof message === 'string' ? message : message?.value ?? '';
-			assert.match(body, /^Edit file-tools-it\/confirm\.txt\n\n```diff\n--- a\/file-tools-it\/confirm\.txt\n\+\+\+ b\/file-tools-it\/confirm\.txt\n@@ -1,2 \+1,2 @@\n alpha\n-beta\n\+BETA\n```$/);
+			assert.equal(prepared.confirmationMessages?.title, `Edit ${DIR}/confirm.txt?`);
+			assert.match(body, /^```diff\n--- a\/file-tools-it\/confirm\.txt\n\+\+\+ b\/file-tools-it\/confirm\.txt\n@@ -1,2 \+1,2 @@\n alpha\n-beta\n\+BETA\n```$/);
 			assert.equal(fs.readFileSync(at('confirm.txt'), 'utf8'), 'alpha\nbeta\n');
 		} finally {
 			for (const subscription of subscriptions) subscription.dispose();

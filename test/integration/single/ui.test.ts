@@ -136,8 +136,10 @@ describe('the VS Code experience', () => {
 		});
 		const text = vscode.window.activeTextEditor!.document.getText();
 		assert.match(text, /^get_plan — done in \d+ ms/);
-		assert.match(text, /── Input ──\n\{\n {2}"abridged": true\n\}/);
-		assert.match(text, /── Result ──\n1\. \[/);
+		assert.match(text, /## Input\n\{\n {2}"abridged": true\n\}/);
+		assert.match(text, /## Result\n1\. \[/);
+		assert.equal(vscode.window.activeTextEditor!.document.languageId, 'toolbelt-result');
+		assert.match(vscode.window.activeTextEditor!.document.uri.path, /\/get_plan at \d\d:\d\d:\d\d$/, 'a title without internal ids');
 	});
 
 	it('a mutating Activity entry opens the diff of what it changed', async () => {

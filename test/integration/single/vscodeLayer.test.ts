@@ -4,10 +4,12 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ALL_TOOLS, ToolRegistry } from '../../../src/tools';
 import { safeDescribe } from '../../../src/tools/tool';
+import type { FileChange } from '../../../src/core/context';
 import { createVscodeEnvironment } from '../../../src/vscode/environment';
 import { createVscodeHost, modalContent } from '../../../src/vscode/host';
 import { prepare } from '../../../src/vscode/lmTools';
-import { applyWithWorkspaceEdit, showDiffs, unsavedError } from '../../../src/vscode/mutation';
+import { closePreviewDiffs, ORIGINAL_SCHEME, previewDiffs, PROPOSED_SCHEME, showDiffs, snapshotText } from '../../../src/vscode/changeDiffs';
+import { applyWithWorkspaceEdit, unsavedError } from '../../../src/vscode/mutation';
 import { toolPickItems } from '../../../src/vscode/runTool';
 import { readSettings } from '../../../src/vscode/settings';
 import { invokeText, waitFor, workspace } from '../helpers';
@@ -43,10 +45,12 @@ describe('the VS Code layer', () => {
 		const content = Array.from({ length: 3000 }, (_, i) => `line ${i + 1} of a long new file`).join('\n');
 		const input = { path: 'long-diff-it/new.txt', content };
 		const marker = /\n\[… [\d,]+ lines \/ [\d.]+ KB omitted; the diff editor \("Show Diff"\) shows all of it …\]\n```$/;
+		const plainMarker = /\n\[… [\d,]+ lines \/ [\d.]+ KB omitted; the diff editor \("Show Diff"\) shows all of it …\]$/;
 		const prepared = await prepare(registry, registry.get('write_file')!, input);
 		const message = prepared.confirmationMessages?.message;
 		const body = typeof message === 'string' ? message : message?.value ?? '';
-		assert.match(body, /^Create long-diff-it\/new\.txt\n\n```diff\n--- \/dev\/null\n\+\+\+ b\/long-diff-it\/new\.txt\n@@ -0,0 \+1,3000 @@\n\+line 1 of a long new file\n/);
+		assert.equal(prepared.confirmationMessages?.title, 'Create long-diff-it/new.txt?');
+		assert.match(body, /^```diff\n--- \/dev\/null\n\+\+\+ b\/long-diff-it\/new\.txt\n@@ -0,0 \+1,3000 @@\n\+line 1 of a long new file\n/);
 		assert.match(body, marker);
 		assert.ok(body.length < 12_500, `the chat confirmation holds ${body.length} characters`);
 
@@ -54,7 +58,9 @@ describe('the VS Code layer', () => {
 		assert.equal(request?.kind, 'files');
 		const modal = modalContent(request!, true);
 		assert.match(modal.detail, /\+line 1 of a long new file\n/, 'the modal keeps the head of a long diff instead of dropping it');
-		assert.match(modal.detail, marker);
+		assert.match(modal.detail, plainMarker);
+		assert.equal(modal.message, 'Create long-diff-it/new.txt?');
+		assert.doesNotMatch(modal.detail, /```|Create long-diff-it/, 'the modal is plain text and does not repeat its title');
 		assert.ok(modal.detail.length < 4500, `the modal holds ${modal.detail.length} characters`);
 		assert.deepEqual([modal.approve, modal.choices], ['Apply', ['Apply', 'Show Diff']]);
 		assert.equal(fs.existsSync(path.join(workspace(), 'long-diff-it')), false, 'previewing wrote nothing');
@@ -62,7 +68,70 @@ describe('the VS Code layer', () => {
 
 	it('the modal says Run, not Apply, for a command and for a plain call', () => {
 		assert.deepEqual(modalContent({ kind: 'call', title: 'Run read_file: Reading README.md', detail: '{}' }, true).choices, ['Run']);
-		assert.deepEqual(modalContent({ kind: 'command', title: 'Run a command', command: 'ls', cwd: '.' }, true).choices, ['Run']);
+		const command = modalContent({ kind: 'command', title: 'Running a command', command: 'ls', cwd: '.' }, true);
+		assert.deepEqual([command.message, command.detail, command.choices], ['Run this command?', 'ls\n\nin .', ['Run']]);
+	});
+
+	it('Show Diff shows the proposed content before anything is written: edits, new files, deletions and moves', async () => {
+		const at = (rel: string) => path.join(workspace(), 'preview-it', rel);
+		const bytes = (text: string) => new TextEncoder().encode(text);
+		const changes: FileChange[] = [
+			{ path: at('edit.txt'), displayPath: 'preview-it/edit.txt', before: bytes('old line\n'), after: bytes('proposed line\n') },
+			{ path: at('new.txt'), displayPath: 'preview-it/new.txt', before: null, after: bytes('a new file\n') },
+			{ path: at('gone.txt'), displayPath: 'preview-it/gone.txt', before: bytes('going away\n'), after: null },
+			{ path: at('from.txt'), displayPath: 'preview-it/from.txt', before: bytes('moving\n'), after: bytes('moving\n'), movedTo: { path: at('to.txt'), displayPath: 'preview-it/to.txt' } },
+		];
+		const diffTabs = () => vscode.window.tabGroups.all.flatMap(group => group.tabs).filter(tab => tab.input instanceof vscode.TabInputTextDiff);
+		// This test's copy of the module keeps the texts; the extension's provider serves its own (see e2e).
+		const textOf = (uri: vscode.Uri) => snapshotText(uri);
+		await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+		try {
+			await previewDiffs(changes);
+			await previewDiffs(changes);
+			const tabs = diffTabs();
+			assert.deepEqual(tabs.map(tab => tab.label), [
+				'edit.txt (Toolbelt: proposed, changed)',
+				'new.txt (Toolbelt: proposed, new file)',
+				'gone.txt (Toolbelt: proposed, deleted)',
+				'from.txt → to.txt (Toolbelt: proposed, moved)',
+			], 'one tab per file, also after a second Show Diff');
+			const sides = tabs.map(tab => {
+				const input = tab.input as vscode.TabInputTextDiff;
+				assert.equal(input.original.scheme, ORIGINAL_SCHEME);
+				assert.equal(input.modified.scheme, PROPOSED_SCHEME);
+				return [textOf(input.original), textOf(input.modified)];
+			});
+			assert.deepEqual(sides, [['old line\n', 'proposed line\n'], ['', 'a new file\n'], ['going away\n', ''], ['moving\n', 'moving\n']]);
+			assert.equal((tabs[3].input as vscode.TabInputTextDiff).modified.path, vscode.Uri.file(at('to.txt')).path, 'a move shows the file at its new path');
+			assert.equal(fs.existsSync(at('.')), false, 'nothing was written');
+
+			await closePreviewDiffs(changes);
+			assert.deepEqual(diffTabs(), [], 'the proposed diffs close once the question is answered');
+		} finally {
+			await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+		}
+	});
+
+	it('after Apply there is one diff tab per file, the proposed one replaced by the file itself', async () => {
+		const registry = ownRegistry(subscriptions);
+		const file = path.join(workspace(), 'applied-it', 'a.txt');
+		fs.mkdirSync(path.dirname(file), { recursive: true });
+		fs.writeFileSync(file, 'one\n');
+		await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+		try {
+			const result = await registry.invoke('write_file', { path: 'applied-it/a.txt', content: 'two\n' }, {
+				decide: async request => {
+					assert.equal(request.kind, 'files');
+					if (request.kind === 'files') await previewDiffs(request.changes);
+					return true;
+				},
+			});
+			assert.equal(result.error, undefined);
+			const labels = () => vscode.window.tabGroups.all.flatMap(group => group.tabs).filter(tab => tab.input instanceof vscode.TabInputTextDiff).map(tab => tab.label);
+			assert.deepEqual(labels(), ['a.txt (Toolbelt: before ↔ after)']);
+		} finally {
+			await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+		}
 	});
 
 	it('maps toolbelt.* settings onto the tools, and a change applies to the next call', async () => {
@@ -109,7 +178,7 @@ describe('the VS Code layer', () => {
 			const result = await runInput('grep', { pattern: 'Hello' });
 			assert.equal(result?.error?.code, 'disabled');
 			await new Promise(resolve => setTimeout(resolve, 200));
-			const opened = vscode.window.visibleTextEditors.filter(editor => editor.document.uri.path.endsWith('/grep result.txt'));
+			const opened = vscode.window.visibleTextEditors.filter(editor => editor.document.uri.path.endsWith('/grep result'));
 			assert.deepEqual(opened, [], 'the refusal (worded for a model) opened as a result document');
 		} finally {
 			await config.update('disabledTools', undefined, vscode.ConfigurationTarget.Workspace);
@@ -171,23 +240,31 @@ describe('the VS Code layer', () => {
 			assert.deepEqual(patched.links, [{ text: `${DIR}/new.md`, target: file.toString() }]);
 
 			const grep = await linksOfResult('grep', { pattern: 'patched', path: DIR });
-			assert.deepEqual(grep.links, [{ text: `${DIR}/new.md`, target: file.with({ fragment: 'L2' }).toString() }]);
+			assert.deepEqual(grep.links, [{ text: `${DIR}/new.md:2`, target: file.with({ fragment: 'L2' }).toString() }], 'path:line is one link');
 
 			const found = await linksOfResult('find_files', { pattern: '*.md', path: DIR });
 			assert.deepEqual(found.links, [{ text: `${DIR}/new.md`, target: file.toString() }]);
+
+			const read = await linksOfResult('read_file', { path: `${DIR}/new.md` });
+			assert.equal(read.languageId, 'toolbelt-result');
+			assert.deepEqual(read.links.sort((a, b) => a.text.localeCompare(b.text)), [
+				{ text: '1', target: file.with({ fragment: 'L1' }).toString() },
+				{ text: '2', target: file.with({ fragment: 'L2' }).toString() },
+				{ text: `${DIR}/new.md`, target: file.toString() },
+			], 'the read file and each of its line numbers');
 		});
 	});
 });
 
 /** Runs a tool from its JSON input document and returns the links VS Code finds in its result document. */
-async function linksOfResult(tool: string, input: object): Promise<{ text: string; links: { text: string; target: string | undefined }[] }> {
+async function linksOfResult(tool: string, input: object): Promise<{ text: string; languageId: string; links: { text: string; target: string | undefined }[] }> {
 	const result = await runInput(tool, input);
 	assert.equal(result?.error, undefined, result?.error?.message);
-	const editor = await waitFor(`the ${tool} result`, () => vscode.window.visibleTextEditors.find(candidate => candidate.document.uri.scheme === 'toolbelt-result' && candidate.document.uri.path.endsWith(`/${tool} result.txt`)));
+	const editor = await waitFor(`the ${tool} result`, () => vscode.window.visibleTextEditors.find(candidate => candidate.document.uri.scheme === 'toolbelt-result' && candidate.document.uri.path.endsWith(`/${tool} result`)));
 	const document = editor.document;
 	const links = await vscode.commands.executeCommand<vscode.DocumentLink[]>('vscode.executeLinkProvider', document.uri);
 	await vscode.commands.executeCommand('workbench.action.closeAllEditors');
-	return { text: document.getText(), links: links.map(link => ({ text: document.getText(link.range), target: link.target?.toString() })) };
+	return { text: document.getText(), languageId: document.languageId, links: links.map(link => ({ text: document.getText(link.range), target: link.target?.toString() })) };
 }
 
 /** Runs a tool as Run Tool… → Edit as JSON → ▶ does, with this input. */

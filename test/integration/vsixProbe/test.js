@@ -1,4 +1,4 @@
-// Checks the extension installed from toolbelt.vsix, with no development path pointing at the repository.
+// Checks the extension installed from the .vsix, with no development path pointing at the repository.
 const assert = require('assert');
 const vscode = require('vscode');
 
@@ -32,4 +32,12 @@ exports.run = async () => {
 	const command = await text('toolbelt_run_command', { command: 'echo packaged' });
 	assert.match(command, /^Exit code 0[\s\S]*packaged/, command);
 	console.log('vsix probe: run_command and a pty session work from the packaged extension');
+
+	// ripgrep (an ES module package and its platform binary) loads too, and results get their language.
+	const found = await text('toolbelt_grep', { pattern: 'Toolbelt', limit: 1 });
+	assert.match(found, /^1 matching line/, found);
+	assert.ok(extension.packageJSON.contributes.languages.some(language => language.id === 'toolbelt-result'));
+	const languages = await vscode.languages.getLanguages();
+	assert.ok(languages.includes('toolbelt-result'), 'the result language is not known to VS Code');
+	console.log('vsix probe: grep works and the result language is there');
 };

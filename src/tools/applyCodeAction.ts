@@ -8,7 +8,7 @@ import { defineTool } from './tool';
 
 const schema = Type.Object({
 	...ACTION_FIELDS,
-	title: Type.String({ minLength: 1, description: 'The action\'s title exactly as code_actions listed it.' }),
+	title: Type.String({ minLength: 1, description: 'The action\'s title (non-empty), exactly as code_actions listed it.' }),
 }, { additionalProperties: false });
 
 type Input = typeof schema.static;
@@ -24,8 +24,8 @@ export const applyCodeActionTool = defineTool({
 	tags: ['code', 'quickfix', 'refactor', 'edit'],
 	userDescription: 'Apply one of the quick fixes or refactorings the editor offers for a line, as one change shown as a diff first.',
 	modelDescription: [
-		'Apply a code action that code_actions listed (a quick fix such as adding a missing import, or a refactoring): give the same path, line, symbol and kind, and its title.',
-		'Its edit is shown to the user as a multi-file diff to approve, then applied all or nothing (one Undo). Actions that only run an editor command cannot be previewed and are refused.',
+		'Apply a quick fix or refactoring code_actions listed: give the same path, line, symbol and kind, and its title.',
+		'Its edit is shown to the user as a diff to approve, then applied all or nothing (one Undo). Actions that only run an editor command cannot be previewed and are refused.',
 	].join(' '),
 	schema,
 	describe: input => `Applying "${input.title}" at ${input.path}:${input.line}`,

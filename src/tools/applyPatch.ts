@@ -31,7 +31,7 @@ export const applyPatchTool = defineTool({
 		'(1) a unified diff, plain or git-style (`--- a/f`, `+++ b/f`, `@@ -l,n +l,n @@`; /dev/null for new or deleted files);',
 		'(2) the Codex envelope: `*** Begin Patch`, then per file `*** Add File: f` (lines "+text"), `*** Delete File: f` or `*** Update File: f` (optionally `*** Move to: g`) with hunks:',
 		'`@@` or `@@ <line of the enclosing function or class>`, lines " context", "-old", "+new", `*** End of File` for a hunk at the end; last `*** End Patch`.',
-		'Hunks are placed by their context (give about 3 unchanged lines around each change; line numbers only break ties), matched exactly, else ignoring whitespace, indentation and Unicode punctuation.',
+		'Hunks are placed by their context (give about 3 unchanged lines around each change; line numbers only break ties), matched exactly, else ignoring whitespace and Unicode punctuation.',
 		'If a hunk does not fit, nothing changes and the error shows the nearest place: read the file again.',
 		'Binary patches and files over 32 MB are refused. Returns +/− line counts per file.',
 	].join(' '),

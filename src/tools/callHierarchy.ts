@@ -31,8 +31,8 @@ export const callHierarchyTool = defineTool({
 	tags: ['code', 'calls', 'callers', 'read'],
 	userDescription: 'Who calls a function (or what it calls), level by level, with the lines of the calls.',
 	modelDescription: [
-		'The callers of a function or method (direction "incoming", default) or the functions it calls ("outgoing"), from the language server, as a tree to `depth` levels (1–4, default 1), each with `path:line` and the lines where the calls are.',
-		'Give path, line and the function\'s name on that line (its declaration or any call). At most 100 functions per result.',
+		'Who calls a function or method, or what it calls (direction), from the language server, as a tree depth levels deep: each function at `path:line` with the lines of the calls.',
+		'symbol may be its declaration or any call of it. At most 100 functions per result.',
 	].join(' '),
 	schema,
 	describe: input => `Finding ${input.direction === 'outgoing' ? 'the calls made by' : 'the callers of'} ${describeTarget(input)}`,

@@ -13,10 +13,10 @@ const KINDS = ['quickfix', 'refactor', 'source', 'all'] as const;
 /** The input code_actions and apply_code_action share: a line, or a symbol on it, and the kind of action. */
 export const ACTION_FIELDS = {
 	path: POSITION_FIELDS.path,
-	line: Type.Integer({ minimum: 1, description: 'The line (1-based), e.g. of a problem get_diagnostics reported.' }),
-	symbol: Type.Optional(Type.String({ minLength: 1, description: 'Narrow to this text on the line (refactorings act on it).' })),
+	line: Type.Integer({ minimum: 1, description: 'The line (≥ 1), e.g. of a problem get_diagnostics reported.' }),
+	symbol: Type.Optional(Type.String({ minLength: 1, description: 'Narrow to this text on the line (non-empty); refactorings act on it.' })),
 	occurrence: POSITION_FIELDS.occurrence,
-	kind: Type.Optional(stringEnum(KINDS, { description: '"quickfix" (default: fixes for the line\'s problems), "refactor", "source" (file-wide, e.g. organize imports) or "all".' })),
+	kind: Type.Optional(stringEnum(KINDS, { description: 'Default "quickfix"; "all": every kind.' })),
 };
 
 const schema = Type.Object(ACTION_FIELDS, { additionalProperties: false });
@@ -41,8 +41,8 @@ export const codeActionsTool = defineTool({
 	tags: ['code', 'quickfix', 'refactor', 'read'],
 	userDescription: 'The quick fixes and refactorings the editor offers for a line (its light bulb), with the problems on that line.',
 	modelDescription: [
-		'The code actions the editor\'s light bulb offers for a line: quick fixes for its problems (add a missing import, implement an interface, fix a typo…), or with kind "refactor"/"source" refactorings and file-wide actions.',
-		'Give path and line (1-based), optionally symbol to narrow to it. Lists the line\'s problems and the actions by title; apply one with apply_code_action and the same input plus its title.',
+		'The code actions the editor\'s light bulb offers for a line: quick fixes for its problems (add a missing import, implement an interface, fix a typo…), or with kind "refactor" refactorings, with "source" file-wide actions (organize imports).',
+		'Lists the line\'s problems and the actions by title; apply one with apply_code_action, the same input and its title.',
 	].join(' '),
 	schema,
 	describe: input => `Listing code actions for ${input.path}:${input.line}`,

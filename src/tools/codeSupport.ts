@@ -15,11 +15,11 @@ import { formatBytes, formatCount } from '../core/truncate';
  */
 
 export const POSITION_FIELDS = {
-	path: Type.String({ minLength: 1, description: 'The file, workspace-relative.' }),
-	line: Type.Integer({ minimum: 1, description: 'The symbol\'s line (1-based).' }),
-	symbol: Type.String({ minLength: 1, description: 'The identifier as written on that line.' }),
-	occurrence: Type.Optional(Type.Integer({ minimum: 1, description: 'Which one, if it is on the line more than once (default 1).' })),
-	column: Type.Optional(Type.Integer({ minimum: 1, description: 'Or a 1-based column inside the one meant.' })),
+	path: Type.String({ minLength: 1, description: 'File, workspace-relative (non-empty).' }),
+	line: Type.Integer({ minimum: 1, description: 'The symbol\'s line (≥ 1).' }),
+	symbol: Type.String({ minLength: 1, description: 'The identifier as written on that line (non-empty).' }),
+	occurrence: Type.Optional(Type.Integer({ minimum: 1, description: 'Which one if on the line more than once (≥ 1, default 1).' })),
+	column: Type.Optional(Type.Integer({ minimum: 1, description: 'Or a column (≥ 1) inside the one meant.' })),
 };
 
 export type PositionInput = SymbolTarget & { readonly path: string };

@@ -92,8 +92,8 @@ export function visibleChars(chars: string): string {
 
 /** The fields run_command and exec_command take to leave the sandbox. */
 export const sandboxFields = {
-	sandbox: Type.Optional(Type.Boolean({ description: 'false: run outside the sandbox, with full file and network access. Only when the sandbox blocked what the task needs; the user is always asked.' })),
-	justification: Type.Optional(Type.String({ minLength: 1, description: 'Required (non-empty) with sandbox: false: why, for the user.' })),
+	sandbox: Type.Optional(Type.Boolean({ description: 'false: run outside the sandbox, with full file and network access, when it blocked the task; always asks the user.' })),
+	justification: Type.Optional(Type.String({ minLength: 1, description: 'Why, for the user (non-empty); required with sandbox: false.' })),
 };
 
 interface SandboxRequest {

@@ -10,7 +10,7 @@ import { boundedDiff, diagnosticsSection, statSummary } from './changeReport';
 import { defineTool, PATH_DESCRIPTION } from './tool';
 
 const editSchema = Type.Object({
-	oldText: Type.String({ description: 'Exact text to find, unique in the file, without line numbers.' }),
+	oldText: Type.String({ description: 'Exact text to find.' }),
 	newText: Type.String({ description: 'Its replacement (empty deletes).' }),
 	replaceAll: Type.Optional(Type.Boolean({ description: 'Replace every occurrence (default false).' })),
 }, { additionalProperties: false });
@@ -35,10 +35,10 @@ export const editFileTool = defineTool({
 	tags: ['files', 'edit'],
 	userDescription: 'Replace exact pieces of text in a file: all edits or none, with a backup, a diff and new problems.',
 	modelDescription: [
-		'Change part of a text file: each edit replaces oldText with newText, in order; the file is written once, or not at all if any edit fails.',
-		'Each oldText must occur exactly once (add surrounding lines) unless replaceAll; an error lists every match\'s line.',
-		'Copy it from read_file without the line-number prefix; if it is not found exactly, a tolerant search (whitespace, indentation, Unicode quotes and dashes) may locate it.',
-		'Keeps line endings and BOM (write "\\n") and unsaved editor changes; a file changed on disk since you read it is refused. Returns a diff and new errors the editor reports.',
+		'Change part of a text file: each edit replaces oldText with newText; all edits apply or none.',
+		'Each oldText must occur exactly once (add surrounding lines) unless replaceAll.',
+		'Copy it from read_file without the line-number prefix; if not found exactly, a tolerant search (whitespace, indentation, Unicode quotes and dashes) may locate it.',
+		'Keeps line endings, BOM (write "\\n") and unsaved editor changes; refuses a file changed on disk since you read it. Returns a diff and new errors the editor reports.',
 	].join(' '),
 	schema,
 	describe: input => `Editing ${input.path} (${input.edits.length} edit${input.edits.length === 1 ? '' : 's'})`,

@@ -10,7 +10,7 @@ import { searchScopes } from './searchScope';
 import { defineTool } from './tool';
 
 const schema = Type.Object({
-	pattern: Type.String({ minLength: 1, description: 'Glob (non-empty), e.g. "**/*.ts", "src/**/test_*.py". Without a slash it matches file names at any depth; with one, paths from the workspace folder.' }),
+	pattern: Type.String({ minLength: 1, description: 'Glob (non-empty), e.g. "**/*.ts", "src/**/test_*.py"; without a slash it matches names at any depth, with one paths from the workspace folder.' }),
 	path: Type.Optional(Type.String({ description: 'Folder to search (default: every workspace folder).' })),
 	limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, description: 'Most paths (1–10000, default 500).' })),
 	offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Paths to skip, for paging (≥ 0, default 0).' })),
@@ -36,9 +36,9 @@ export const findFilesTool = defineTool({
 	tags: ['files', 'search', 'read'],
 	userDescription: 'Find files by glob pattern, honouring .gitignore and the editor\'s excludes.',
 	modelDescription: [
-		'Find files by glob, with ripgrep\'s file walk. Returns workspace-relative paths, sorted, with the total count.',
-		'Honours .gitignore and the editor\'s excludes; never looks inside .git or node_modules unless includeIgnored; dot-files need includeHidden.',
-		'To search contents use grep; for a folder\'s layout, list_dir.',
+		'Find files by glob with ripgrep\'s file walk: workspace-relative paths, sorted, with the total count.',
+		'Skips dot-files, .git, node_modules and what .gitignore or the editor\'s excludes ignore, unless asked.',
+		'grep searches contents; list_dir shows a folder\'s layout.',
 	].join(' '),
 	schema,
 	describe: input => `Finding files matching ${input.pattern}${input.path ? ` in ${input.path}` : ''}`,

@@ -9,8 +9,8 @@ import { defineTool } from './tool';
 const schema = Type.Object({
 	...POSITION_FIELDS,
 	includeDeclaration: Type.Optional(Type.Boolean({ description: 'List the declaration too (default true).' })),
-	limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, description: 'Most references to return (default 100).' })),
-	offset: Type.Optional(Type.Integer({ minimum: 0, description: 'References to skip, for paging (default 0).' })),
+	limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, description: 'Most references (1–500, default 100).' })),
+	offset: Type.Optional(Type.Integer({ minimum: 0, description: 'References to skip, for paging (≥ 0, default 0).' })),
 }, { additionalProperties: false });
 
 type Input = typeof schema.static;
@@ -29,9 +29,8 @@ export const findReferencesTool = defineTool({
 	tags: ['code', 'references', 'usages', 'read'],
 	userDescription: 'Every reference to a symbol, from the language server: through imports, re-exports and interfaces, without same-named strangers.',
 	modelDescription: [
-		'Every reference to a symbol, from the language server: it follows imports, re-exports, aliases and interface calls, and skips unrelated code and comments with the same name (which grep cannot).',
-		'Give path, line and the symbol\'s text on that line. Returns `path:line: text` grouped by file with total counts, at most 100 per call (limit; offset pages).',
-		'Waits while the server loads the project; says so when the language has no server (then use grep).',
+		'Every reference to a symbol, from the language server: follows imports, re-exports, aliases and interface calls, and skips same-named unrelated code and comments (grep cannot).',
+		'Returns `path:line: text` grouped by file, with totals. Waits while the server loads the project; says so if the language has no server (then use grep).',
 	].join(' '),
 	schema,
 	describe: input => `Finding references to ${describeTarget(input)}`,

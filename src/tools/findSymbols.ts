@@ -16,11 +16,11 @@ const FILTER_KINDS: readonly SymbolKindName[] = [
 ];
 
 const schema = Type.Object({
-	query: Type.Optional(Type.String({ minLength: 1, description: 'Name or part of it, e.g. "parseConf" (the server matches loosely; exact names come first).' })),
-	path: Type.Optional(Type.String({ minLength: 1, description: 'A file: its outline (query then filters it). A folder: search only there.' })),
-	kind: Type.Optional(stringEnum(FILTER_KINDS, { description: 'Only this kind: class, interface, function, method, property, variable, constant, enum, …' })),
-	limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, description: 'Most symbols to return (default 100).' })),
-	offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Symbols to skip, for paging (default 0).' })),
+	query: Type.Optional(Type.String({ minLength: 1, description: 'Name or part of it (non-empty), e.g. "parseConf"; matched loosely, exact names first.' })),
+	path: Type.Optional(Type.String({ minLength: 1, description: 'A file (non-empty): its outline, which query filters. A folder: search there only.' })),
+	kind: Type.Optional(stringEnum(FILTER_KINDS, { description: 'Only symbols of this kind.' })),
+	limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, description: 'Most symbols (1–500, default 100).' })),
+	offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Symbols to skip, for paging (≥ 0, default 0).' })),
 }, { additionalProperties: false });
 
 type Input = typeof schema.static;
@@ -36,8 +36,8 @@ export const findSymbolsTool = defineTool({
 	tags: ['code', 'symbols', 'outline', 'read'],
 	userDescription: 'Find classes, functions and other symbols by name across the workspace, or list a file\'s outline with line ranges.',
 	modelDescription: [
-		'Find declarations by name with the language servers\' symbol index (query; path a folder narrows), or list a file\'s outline: its classes, functions, methods and fields as a tree with line ranges (path of a file; query then filters).',
-		'kind keeps one kind. Returns `path:line: kind name`, at most 100 (limit; offset pages). The index covers languages whose server has started: when a search finds nothing, give a file of that language as path, or use grep.',
+		'Find declarations by name in the language servers\' symbol index, or list a file\'s outline (classes, functions, methods, fields) as a tree with line ranges.',
+		'Returns `path:line: kind name`. The index covers languages whose server has started: if a search finds nothing, give a file of that language as path, or use grep.',
 	].join(' '),
 	schema,
 	describe: input => (input.query ? `Finding symbols matching ${JSON.stringify(input.query)}${input.path ? ` in ${input.path}` : ''}` : `Listing the symbols of ${input.path ?? 'the workspace'}`),

@@ -20,7 +20,7 @@ export const getPlanTool = defineTool({
 	userDescription: 'Show the current plan: its numbered tasks with their status and details.',
 	modelDescription: [
 		'Read the plan kept in the workspace (the task list the user sees in the Plan view; they may tick tasks themselves).',
-		'Returns numbered tasks marked [x] completed, [~] in progress, [ ] pending, with their details; `abridged: true` gives one line per task.',
+		'Returns numbered tasks marked [x] completed, [~] in progress, [ ] pending, with their details.',
 		'Call it before resuming multi-step work, and after the user says they changed the plan. Change it with update_plan or complete_task.',
 	].join(' '),
 	schema,

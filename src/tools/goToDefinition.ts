@@ -11,7 +11,7 @@ const KINDS: readonly DefinitionKind[] = ['definition', 'type_definition', 'impl
 
 const schema = Type.Object({
 	...POSITION_FIELDS,
-	kind: Type.Optional(stringEnum(KINDS, { description: '"definition" (default), "type_definition" or "implementation".' })),
+	kind: Type.Optional(stringEnum(KINDS, { description: 'What to find (default "definition").' })),
 }, { additionalProperties: false });
 
 type Input = typeof schema.static;
@@ -32,9 +32,8 @@ export const goToDefinitionTool = defineTool({
 	tags: ['code', 'definition', 'implementation', 'read'],
 	userDescription: 'Where a symbol is defined (or its type, or its implementations), from the language server, with the first lines of each.',
 	modelDescription: [
-		'Where a symbol is declared, from the language server, across files and through imports and re-exports: each place as `path:line` with the first lines of the declaration.',
-		'Give path, line and the symbol\'s text on that line. kind "type_definition" finds its type\'s declaration, "implementation" the classes and methods implementing an interface or abstract member.',
-		'Places outside the workspace (a library\'s .d.ts) show their one line only.',
+		'Where a symbol is declared, from the language server, across files and through imports and re-exports: each place as `path:line` with the first lines of the declaration (one line outside the workspace, e.g. in a library\'s .d.ts).',
+		'kind "type_definition" finds the declaration of its type, "implementation" what implements an interface or abstract member.',
 	].join(' '),
 	schema,
 	describe: input => `Finding the ${(input.kind ?? 'definition').replace('_', ' ')} of ${describeTarget(input)}`,

@@ -10,17 +10,17 @@ import { globList, SearchScope, searchScopes } from './searchScope';
 import { defineTool } from './tool';
 
 const schema = Type.Object({
-	pattern: Type.String({ minLength: 1, description: 'Regex (non-empty), or literal text with fixedStrings.' }),
-	path: Type.Optional(Type.String({ description: 'File or folder (default: the whole workspace).' })),
-	glob: Type.Optional(Type.String({ description: 'Only files matching these globs, comma-separated: "*.ts", "src/**/*.py,*.pyi". A glob without a slash matches names at any depth.' })),
-	exclude: Type.Optional(Type.String({ description: 'Skip what matches these globs, e.g. "dist,*.min.js".' })),
+	pattern: Type.String({ minLength: 1, description: 'Rust regex (non-empty; look-around and backreferences switch to PCRE2), or text with fixedStrings.' }),
+	path: Type.Optional(Type.String({ description: 'File or folder (default: whole workspace).' })),
+	glob: Type.Optional(Type.String({ description: 'Only these comma-separated globs, e.g. "*.ts,src/**/*.py" (no slash: names at any depth).' })),
+	exclude: Type.Optional(Type.String({ description: 'Skip these globs, e.g. "dist,*.min.js".' })),
 	ignoreCase: Type.Optional(Type.Boolean({ description: 'Case-insensitive (default false).' })),
 	fixedStrings: Type.Optional(Type.Boolean({ description: 'pattern is plain text (default false).' })),
 	context: Type.Optional(Type.Integer({ minimum: 0, maximum: 10, description: 'Lines around each match (0–10, default 0).' })),
 	limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 2000, description: 'Most matching lines (1–2000, default 100).' })),
 	offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Matching lines to skip (≥ 0, default 0).' })),
-	includeHidden: Type.Optional(Type.Boolean({ description: 'Search dot-files (default false).' })),
-	includeIgnored: Type.Optional(Type.Boolean({ description: 'Search ignored files, .git and node_modules (default false).' })),
+	includeHidden: Type.Optional(Type.Boolean({ description: 'Also dot-files (default false).' })),
+	includeIgnored: Type.Optional(Type.Boolean({ description: 'Also ignored files, .git, node_modules (default false).' })),
 }, { additionalProperties: false });
 
 type Input = typeof schema.static;
@@ -50,8 +50,8 @@ export const grepTool = defineTool({
 	tags: ['files', 'search', 'read'],
 	userDescription: 'Search file contents with ripgrep: regex or literal, globs, context lines, paging.',
 	modelDescription: [
-		'Search file contents with ripgrep: matching lines as `path:line: text` grouped by file (context lines `path-line- text`), in a stable order, with totals when the search completed.',
-		'pattern is a Rust regex (look-around and backreferences switch to PCRE2). Honours .gitignore and the editor\'s excludes; long lines are trimmed around the match. To find files by name use find_files.',
+		'Search file contents with ripgrep: matching lines as `path:line: text` grouped by file, long lines trimmed around the match, with totals if the search completed.',
+		'Honours .gitignore and the editor\'s excludes. find_files finds files by name.',
 	].join(' '),
 	schema,
 	describe: input => `Searching for ${JSON.stringify(input.pattern)}${input.path ? ` in ${input.path}` : ''}`,

@@ -24,8 +24,8 @@ export const hoverTool = defineTool({
 	tags: ['code', 'hover', 'type', 'documentation', 'read'],
 	userDescription: 'What the language server says about a symbol: its type or signature and its documentation.',
 	modelDescription: [
-		'What the editor shows when hovering a symbol: its inferred type or full signature, and its documentation (Markdown), from the language server.',
-		'Give path, line and the symbol\'s text on that line. Cheaper than reading the declaration to learn a type; use go_to_definition for the code itself. At most 8 KB.',
+		'What the editor shows when hovering a symbol: its inferred type or full signature and its documentation (Markdown, at most 8 KB).',
+		'Cheaper than reading the declaration to learn a type; go_to_definition shows the code itself.',
 	].join(' '),
 	schema,
 	describe: input => `Hovering ${describeTarget(input)}`,

@@ -18,7 +18,7 @@ export const killSessionTool = defineTool({
 	icon: 'debug-stop',
 	tags: ['commands', 'terminal', 'interactive'],
 	userDescription: 'Stop an interactive session started with exec_command, with every process it started.',
-	modelDescription: 'Stop an interactive session started by exec_command: SIGHUP and SIGTERM to its whole process group, SIGKILL a second later for whatever is left. Returns the output it printed since the last read. Stopping a session that has already ended is harmless.',
+	modelDescription: 'Stop an interactive session started by exec_command and its whole process group (SIGHUP and SIGTERM, a second later SIGKILL). Returns the output printed since the last read. Stopping an ended session is harmless.',
 	schema,
 	describe: input => `Stopping session ${input.sessionId}`,
 	run,

@@ -12,7 +12,7 @@ import { inPinnedFolder } from '../core/verifiedOpen';
 import { defineTool } from './tool';
 
 const schema = Type.Object({
-	path: Type.Optional(Type.String({ description: 'Folder (default ".": the workspace folder; in a multi-root workspace, every folder).' })),
+	path: Type.Optional(Type.String({ description: 'Folder (default ".": the workspace folder, or every folder of a multi-root workspace).' })),
 	depth: Type.Optional(Type.Integer({ minimum: 1, maximum: 10, description: 'Levels to descend (1–10, default 2).' })),
 	offset: Type.Optional(Type.Integer({ minimum: 0, description: 'Entries to skip, for paging (≥ 0, default 0).' })),
 	limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 10_000, description: 'Most entries (1–10000, default 500).' })),
@@ -50,9 +50,8 @@ export const listDirTool = defineTool({
 	tags: ['files', 'read'],
 	userDescription: 'List a folder as an indented tree: folders first, sizes, symlinks and executables marked.',
 	modelDescription: [
-		'List a folder as a tree, folders first, sorted by name; one entry per line, indented by depth: `name/` folder, `name@` symlink, `name*` executable, files with their size.',
-		'Entries are taken level by level; the footer says how many were left out and how to page.',
-		'Hides dot-files and entries ignored by .gitignore or the editor\'s excludes, and .git and node_modules. To find files by name use find_files.',
+		'List a folder as a tree, level by level, folders first, sorted by name; one entry per line, indented by depth: `name/` folder, `name@` symlink, `name*` executable, files with their size.',
+		'The footer says how many were left out and how to page. Hides dot-files, .git, node_modules and what .gitignore or the editor\'s excludes ignore. find_files finds files by name.',
 	].join(' '),
 	schema,
 	describe: input => `Listing ${input.path ?? '.'}`,

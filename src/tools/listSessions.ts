@@ -20,7 +20,7 @@ export const listSessionsTool = defineTool({
 	icon: 'list-unordered',
 	tags: ['commands', 'terminal', 'interactive'],
 	userDescription: 'List the interactive sessions started with exec_command: what runs, since when, and whether it has output waiting.',
-	modelDescription: `List the interactive sessions started by exec_command: id, command, folder, pid, how long it has run, how long it has been idle, unread output, and how recently finished ones ended. At most ${MAX_LIVE_SESSIONS} run at once. Also lists background processes that run_command left running.`,
+	modelDescription: `List the interactive sessions started by exec_command: id, command, folder, pid, run and idle time, unread output, and when finished ones ended. At most ${MAX_LIVE_SESSIONS} run at once. Also lists background processes that run_command left running.`,
 	schema,
 	describe: () => 'Listing sessions',
 	run,

@@ -10,7 +10,7 @@ import { defineTool } from './tool';
 
 const schema = Type.Object({
 	...POSITION_FIELDS,
-	newName: Type.String({ minLength: 1, description: 'The new name.' }),
+	newName: Type.String({ minLength: 1, description: 'The new name (non-empty).' }),
 }, { additionalProperties: false });
 
 type Input = typeof schema.static;
@@ -26,8 +26,8 @@ export const renameSymbolTool = defineTool({
 	tags: ['code', 'rename', 'refactor', 'edit'],
 	userDescription: 'Rename a symbol everywhere it is used, as the editor\'s Rename Symbol does: one change across files, shown as a diff first and undone with one Undo.',
 	modelDescription: [
-		'Rename a symbol and every reference to it across the workspace with the language server (imports, re-exports and interface members included; same-named unrelated code untouched), as one all-or-nothing change the user approves as a multi-file diff.',
-		'Give path, line, the symbol\'s text on that line (any occurrence: declaration, import or use) and newName. Prefer it to text replacement for renames. Returns the files changed and any new problems.',
+		'Rename a symbol and every reference to it across the workspace with the language server (imports, re-exports and interface members included; same-named unrelated code untouched), as one all-or-nothing change the user approves as a diff.',
+		'Prefer it to text replacement. symbol may be any occurrence: declaration, import or use. Returns the files changed and any new problems.',
 	].join(' '),
 	schema,
 	describe: input => `Renaming ${describeTarget(input)} to "${input.newName}"`,

@@ -17,11 +17,11 @@ import { defineTool } from './tool';
 const ENV_ENTRY = '^[A-Za-z_][A-Za-z0-9_]*=';
 
 const schema = Type.Object({
-	command: Type.String({ minLength: 1, description: 'The command line (non-empty); pipes, && and redirections work.' }),
+	command: Type.String({ minLength: 1, description: 'Command line (non-empty); pipes, && and redirections work.' }),
 	cwd: Type.Optional(Type.String({ description: 'Folder, workspace-relative (default ".").' })),
 	timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: MAX_TIMEOUT_MS, description: `Stop after this many ms (1–${MAX_TIMEOUT_MS}, default ${DEFAULT_TIMEOUT_MS}).` })),
-	stdin: Type.Optional(Type.String({ description: 'Text for standard input, then closed (default: empty).' })),
-	env: Type.Optional(Type.Array(Type.String({ pattern: ENV_ENTRY }), { description: 'Extra environment variables as "NAME=value", e.g. ["RUST_BACKTRACE=1"]; NAME is letters, digits and _.' })),
+	stdin: Type.Optional(Type.String({ description: 'Standard input, then closed (default empty).' })),
+	env: Type.Optional(Type.Array(Type.String({ pattern: ENV_ENTRY }), { description: 'Extra variables as "NAME=value", e.g. ["RUST_BACKTRACE=1"].' })),
 	...sandboxFields,
 }, { additionalProperties: false });
 
@@ -43,10 +43,10 @@ export const runCommandTool = defineTool({
 	tags: ['commands', 'shell'],
 	userDescription: 'Run a shell command in the workspace and get its exit code and output.',
 	modelDescription: [
-		'Run a shell command to completion (`bash -o pipefail -c`; pwsh or cmd on Windows) in a workspace folder; returns the exit code or signal, duration, stdout and stderr.',
-		'Sandboxed: writes only the workspace (not .git, .env or other protected paths) and $TMPDIR, no network, no secrets such as ~/.ssh; every process it started ends with it. If the sandbox blocks the task, call again with sandbox: false and a justification (the user is asked).',
-		'No TTY; PAGER=cat, NO_COLOR=1, TERM=dumb. At the timeout every process it started is killed.',
-		'Output over 64 KB per stream keeps its head and tail, with a marker naming a log file of the whole output to page with read_file. For interactive programs, servers or watchers use exec_command.',
+		'Run a shell command to completion (bash -o pipefail; pwsh or cmd on Windows) and return its exit code or signal, duration, stdout and stderr. No TTY; PAGER=cat, NO_COLOR=1.',
+		'A stream over 64 KB keeps head and tail; a marker names a log of the whole output for read_file.',
+		'Sandboxed: writes only the workspace (not protected paths such as .git, .env) and $TMPDIR; no network or secrets (~/.ssh); processes it starts end with it.',
+		'A timeout kills them all. For interactive programs, servers or watchers use exec_command.',
 	].join(' '),
 	schema,
 	describe: input => `Running \`${oneLine(input.command, 60)}\``,

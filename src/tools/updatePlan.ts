@@ -21,9 +21,9 @@ export const updatePlanTool = defineTool({
 	tags: ['plan', 'todo'],
 	userDescription: 'Replace the plan with a new list of tasks (title, status, details).',
 	modelDescription: [
-		'Write the plan for multi-step work: the full ordered task list, replacing the previous plan (send every task, not only the changed ones).',
-		'Keep exactly one task in_progress while working; mark tasks completed as soon as they are done (complete_task is shorter for that).',
-		'The user sees the plan in the Plan view and may tick tasks; call get_plan first if it may have changed. Returns the plan as saved.',
+		'Write the plan for multi-step work: the full ordered task list, replacing the previous one (send every task, not only changed ones).',
+		'Keep exactly one task in_progress while working; mark each completed as soon as it is done (complete_task is shorter for that).',
+		'The user sees the plan in the Plan view and may tick tasks: call get_plan first if it may have changed. Returns the plan as saved.',
 	].join(' '),
 	schema,
 	describe: input => `Updating the plan (${input.tasks.length} task${input.tasks.length === 1 ? '' : 's'})`,

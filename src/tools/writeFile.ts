@@ -16,7 +16,7 @@ const schema = Type.Object({
 	path: Type.String({ description: PATH_DESCRIPTION }),
 	content: Type.String({ description: 'The text, or with encoding base64 the bytes as base64.' }),
 	encoding: Type.Optional(stringEnum(['utf8', 'base64'], { description: 'Default utf8.' })),
-	mode: Type.Optional(stringEnum(['overwrite', 'create', 'append'], { description: 'overwrite (default) replaces or creates the file; create fails if it exists; append adds to its end.' })),
+	mode: Type.Optional(stringEnum(['overwrite', 'create', 'append'], { description: 'overwrite (default; creates a missing file), create (fails if it exists) or append.' })),
 	createDirs: Type.Optional(Type.Boolean({ description: 'Create missing parent folders (default true).' })),
 	ensureFinalNewline: Type.Optional(Type.Boolean({ description: 'End the file with a line ending (default false).' })),
 }, { additionalProperties: false });
@@ -34,8 +34,8 @@ export const writeFileTool = defineTool({
 	tags: ['files', 'edit', 'write'],
 	userDescription: 'Create a file, replace its content, or append to it: atomic, with a backup and a diff.',
 	modelDescription: [
-		'Create a file, replace its whole content, or append to it. Replacing keeps the file\'s line endings, BOM and final newline: write "\\n".',
-		'To change part of a file, prefer edit_file. The write is atomic and backed up; a file changed on disk since you read it is refused (read it again).',
+		'Create a file, replace its whole content, or append to it (mode). Replacing keeps the file\'s line endings, BOM and final newline: write "\\n".',
+		'To change part of a file, prefer edit_file. Atomic and backed up; a file changed on disk since you read it is refused (read it again).',
 		'Returns the bytes written and a diff summary.',
 	].join(' '),
 	schema,

@@ -30,7 +30,7 @@ export const writeOutputTool = defineTool({
 	userDescription: 'Save a Markdown report, plan or summary into the outputs folder, never overwriting an earlier one.',
 	modelDescription: [
 		'Save a Markdown document (a report, review, plan or summary for the user) as `<outputs>/<name>.md`, where outputs is the `toolbelt.outputsDirectory` folder (default `outputs/` in the first workspace folder).',
-		'Never overwrites: when the name is taken it writes `name (1).md`, `name (2).md`, …. Returns the final path.',
+		'Never overwrites: a taken name becomes `name (1).md`, `name (2).md`, …. Returns the final path.',
 		'Use write_file for source files.',
 	].join(' '),
 	schema,

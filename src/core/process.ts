@@ -54,7 +54,10 @@ export function shellInvocation(command: string, platform: NodeJS.Platform = pro
 	}
 	posixShell ??= fs.existsSync('/bin/bash') ? { file: '/bin/bash', pipefail: true }
 		: findOnPath('bash', env) ? { file: findOnPath('bash', env)!, pipefail: true } : { file: '/bin/sh', pipefail: false };
-	return { file: posixShell.file, args: posixShell.pipefail ? ['-o', 'pipefail', '-c', command] : ['-c', command] };
+	// --norc: bash sources ~/.bashrc when its stdin is a socket (Node's stdio pipes are socketpairs)
+	// and SHLVL is below 2, so whether a command saw the person's rc file depended on how the editor
+	// was started (and a pyenv or nvm set-up in it printed errors inside the sandbox).
+	return { file: posixShell.file, args: posixShell.pipefail ? ['--norc', '-o', 'pipefail', '-c', command] : ['-c', command] };
 }
 
 export function findOnPath(name: string, env: NodeJS.ProcessEnv): string | undefined {

@@ -196,6 +196,17 @@ describe('process runner', function () {
 			error instanceof SpawnError && /could not be started: .*ENOENT.*the folder .*gone/.test(error.message));
 	});
 
+	it('never sources ~/.bashrc, whatever SHLVL says (bash reads it when stdin is a socket, as Node\'s pipes are)', async () => {
+		const home = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-home-'));
+		try {
+			fs.writeFileSync(path.join(home, '.bashrc'), 'echo FROM-BASHRC\n');
+			const result = await run('echo ran', { env: { HOME: home, SHLVL: '0' } });
+			assert.equal(result.stdout.buffer.toText().text, 'ran\n');
+		} finally {
+			fs.rmSync(home, { recursive: true, force: true });
+		}
+	});
+
 	it('builds the platform shell invocation', () => {
 		const posix = shellInvocation('echo hi', 'linux');
 		assert.deepEqual(posix.args.slice(-3), ['pipefail', '-c', 'echo hi'].slice(-3));

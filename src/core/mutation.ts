@@ -2,7 +2,8 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { backupOriginals } from './backups';
-import { ApprovalRequest, Diagnostic, FileChange, FileVersion, isPending, PendingCall, SharedState, ToolContext } from './context';
+import { isPending } from './context';
+import type { ApprovalRequest, Diagnostic, FileChange, FileVersion, PendingCall, SharedState, ToolContext } from './context';
 import { statOfDiff, unifiedDiff } from './diff';
 import { BoundaryError, CancelledError, fromNodeError, throwIfAborted, ToolError } from './errors';
 import { readHead, readWhole } from './files';
@@ -15,11 +16,11 @@ import { OpenedFile, openForReading } from './verifiedOpen';
  * The one way files change (write_file, edit_file, write_output, apply_patch, the plan tools, the
  * code tools, restoring a backup). A change is planned, then committed:
  *
- *   plan:   stale-write check → protected paths → the approval request, with each file's `before`
- *           bytes kept (the tool computed them under its file locks, which it then releases)
- *   commit: locks taken again → every file still byte for byte its `before` → backup →
- *           host.applyChanges (all or nothing) → new versions recorded → diff shown (per
- *           toolbelt.showDiffs) → new diagnostics collected
+ *   plan:   (under the files' locks, see planWithFileLocks) stale-write check → protected paths →
+ *           the approval request, each file's `before` bytes kept with it
+ *   commit: locks taken (again, when a person was asked) → every file still byte for byte its
+ *           `before` → backup → host.applyChanges (all or nothing) → new versions recorded →
+ *           diff shown (per toolbelt.showDiffs) → new diagnostics collected
  *
  * Nothing is written when a plan is made, and no lock is held while the person decides; what is
  * committed is the plan the person was shown, or nothing.

@@ -100,6 +100,18 @@ describe('preview once, commit what was approved', () => {
 		assert.equal((await registry.invoke('edit_file', edit, chat)).error?.code, 'stale_write');
 	});
 
+	it('holds no lock while a person decides, and holds the locks from planning to writing when no one is asked', async () => {
+		const { env, registry } = setup();
+		let locksWhileAsking = -1;
+		const asking = await registry.invoke('edit_file', edit, { decide: async () => { locksWhileAsking = env.state.fileLocks.size; return true; } });
+		assert.equal(asking.error, undefined, resultText(asking));
+		assert.equal(locksWhileAsking, 0);
+		const quiet = setup({ approval: 'never' });
+		const calls = ['1', '2', '3'].map(n => quiet.registry.invoke('write_file', { path: 'a.txt', content: `${n}\n`, mode: 'append' }));
+		assert.deepEqual((await Promise.all(calls)).map(result => result.error), [undefined, undefined, undefined], 'none was stale: each planned after the one before wrote');
+		assert.equal(quiet.env.state.fileLocks.size, 0);
+	});
+
 	it('plans the call at invocation when VS Code skipped the preview, and once per call outside chat', async () => {
 		const { registry } = setup();
 		assert.equal((await registry.invoke('edit_file', edit, chat)).error, undefined);

@@ -3,6 +3,7 @@ import type { SandboxHostOptions } from './sandbox/runtime';
 import type { LanguageServices } from './languages';
 import { SessionManager } from './sessions';
 import type { Limits, Settings } from './settings';
+import type { ToolResult } from './result';
 
 /**
  * What a tool receives. Built by src/vscode/ in the extension and by src/core/nodeHost.ts in the
@@ -19,13 +20,6 @@ export interface ToolContext {
 	readonly host: Host;
 	/** State shared by every call through one registry (the tool host). */
 	readonly state: SharedState;
-	/**
-	 * Asks for approval of a change or a command, following `settings.approval` and the protected
-	 * paths. Resolves when it may go ahead; throws DeclinedError when the person said no (or when
-	 * no one can be asked). In the preview phase it throws PreviewCaptured instead. Resolves true when
-	 * a person confirmed the request (here or, in chat, through VS Code), false when no one was asked.
-	 */
-	approve(request: ApprovalRequest): Promise<boolean>;
 	/** Adds fields to the call's structured event (bytes, files touched, …). */
 	note(fields: Partial<ToolEventFields>): void;
 }
@@ -107,12 +101,32 @@ export type ApprovalRequest =
 		readonly detail: string;
 	};
 
-/** Thrown by `approve` in the preview phase to hand the request to the confirmation UI. */
-export class PreviewCaptured extends Error {
-	constructor(readonly request: ApprovalRequest) {
-		super('preview captured');
-		this.name = 'PreviewCaptured';
-	}
+/**
+ * What a tool returns instead of a result when its call changes something: everything is computed
+ * (the file changes with the bytes they were made from, or the command to run), nothing is done
+ * yet. The registry decides whether `request` is put to the person (settings.approval, protected
+ * paths; in chat VS Code asks from the preview), then calls `commit` once. Chat's preview keeps it
+ * for the invocation that follows, so what the person was shown is what lands, and the tool's
+ * planning runs once per approved call.
+ */
+export interface PendingCall {
+	readonly pending: true;
+	readonly request: ApprovalRequest;
+	/**
+	 * Does the planned work with the invocation's context (its signal, notes). `confirmed` is true
+	 * when a person agreed to `request` (here or in chat), false when no one was asked. A file change
+	 * checks first that every file is still byte for byte what the change was made from.
+	 */
+	commit(ctx: ToolContext, confirmed: boolean): Promise<ToolResult>;
+	/**
+	 * Lets go of what planning still holds (its file locks, see planWithFileLocks) when the call is
+	 * about to wait for a person, is kept for a later invocation, or is dropped. Safe to call twice.
+	 */
+	release?(): void;
+}
+
+export function isPending(outcome: ToolResult | PendingCall): outcome is PendingCall {
+	return (outcome as PendingCall).pending === true;
 }
 
 /** What this tool host last saw of a file, for stale-write detection. */

@@ -1,27 +1,33 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { backupOriginals } from './backups';
-import type { ApprovalRequest, Diagnostic, FileChange, FileVersion, SharedState, ToolContext } from './context';
+import { isPending } from './context';
+import type { ApprovalRequest, Diagnostic, FileChange, FileVersion, PendingCall, SharedState, ToolContext } from './context';
 import { statOfDiff, unifiedDiff } from './diff';
 import { BoundaryError, CancelledError, fromNodeError, throwIfAborted, ToolError } from './errors';
 import { readHead, readWhole } from './files';
+import type { ToolResult } from './result';
 import { encodeText, hasBom } from './text';
 import { formatCount } from './truncate';
 import { OpenedFile, openForReading } from './verifiedOpen';
 
 /**
- * The one way files change (write_file, edit_file, write_output, apply_patch, the plan tools):
- * tools compute the complete change set in memory, then call `commitChanges` once.
+ * The one way files change (write_file, edit_file, write_output, apply_patch, the plan tools, the
+ * code tools, restoring a backup). A change is planned, then committed:
  *
- *   stale-write check → approval → backup → host.applyChanges (all or nothing) → new versions
- *   recorded → diff shown (per toolbelt.showDiffs) → new diagnostics collected
+ *   plan:   (under the files' locks, see planWithFileLocks) stale-write check → protected paths →
+ *           the approval request, each file's `before` bytes kept with it
+ *   commit: locks taken (again, when a person was asked) → every file still byte for byte its
+ *           `before` → backup → host.applyChanges (all or nothing) → new versions recorded →
+ *           diff shown (per toolbelt.showDiffs) → new diagnostics collected
  *
- * Nothing is written before approval, so the preview phase (prepareInvocation) sees the same
- * request the real call would make.
+ * Nothing is written when a plan is made, and no lock is held while the person decides; what is
+ * committed is the plan the person was shown, or nothing.
  */
 
 export interface CommitResult {
-	readonly changes: FileChange[];
+	readonly changes: readonly FileChange[];
 	/** Unified diff of every change (git-style a/ b/ headers). */
 	readonly diff: string;
 	readonly stats: { path: string; added: number; removed: number }[];
@@ -31,50 +37,107 @@ export interface CommitResult {
 	readonly diagnostics?: string;
 }
 
+/** A change set ready to commit: what the person is asked about, and what the files must still hold. */
+export interface ChangePlan {
+	readonly title: string;
+	readonly changes: readonly FileChange[];
+	readonly request: Extract<ApprovalRequest, { kind: 'files' }>;
+}
+
 /** How long to wait for language servers to react to a change, and how many new problems to report. */
 export const DIAGNOSTICS_WAIT_MS = 1000;
 const DIAGNOSTICS_POLL_MS = 100;
 const DIAGNOSTICS_SETTLE_MS = 250;
 export const MAX_NEW_DIAGNOSTICS = 10;
 
-export async function commitChanges(ctx: ToolContext, title: string, changes: FileChange[]): Promise<CommitResult> {
+/** Checks a computed change set and builds its approval request; writes nothing. */
+export async function planChange(ctx: ToolContext, title: string, changes: readonly FileChange[]): Promise<ChangePlan> {
 	throwIfAborted(ctx.signal, 'The change');
-	const seen = await checkNotStale(ctx, changes);
-	const request: ApprovalRequest = { kind: 'files', title, changes, protectedPaths: await protectedPathsOf(ctx, changes) };
-	const confirmed = await ctx.approve(request);
-	throwIfAborted(ctx.signal, 'The change');
-	// The person may have taken a while to decide: the files must still be what the change was made from,
-	// and their paths must still lead where they did (a folder swapped for a symlink meanwhile).
-	await checkStillAsSeen(changes, seen);
-	await checkStillApproved(ctx, changes, request.protectedPaths);
+	await checkNotStale(ctx, changes);
+	return { title, changes, request: { kind: 'files', title, changes, protectedPaths: await protectedPathsOf(ctx, changes) } };
+}
 
-	const diagnosticsBefore = await snapshotDiagnostics(ctx, changes);
-	const { copies } = await backupOriginals(ctx.host.storageDir, title, changes, ctx.tool, ctx.boundary).catch(error => {
-		if (error instanceof BoundaryError) throw error;
-		throw new ToolError('io', `Could not back up the original files before changing them (${(error as Error).message}). Nothing was changed.`);
+/**
+ * A tool's change as a pending call: the registry asks about it, then commits it and `finish`
+ * turns what was committed into the tool's result.
+ */
+export async function pendingChange(
+	ctx: ToolContext,
+	title: string,
+	changes: readonly FileChange[],
+	finish: (commit: CommitResult) => ToolResult,
+): Promise<PendingCall> {
+	const plan = await planChange(ctx, title, changes);
+	return { pending: true, request: plan.request, commit: async (commitCtx, confirmed) => finish(await commitPlan(commitCtx, plan, confirmed)) };
+}
+
+/**
+ * Commits a plan: its files are locked again and must still be byte for byte what the change was
+ * made from (the person may have taken a while, and the model or someone else may have written
+ * meanwhile), and their paths must still lead where they did.
+ */
+export async function commitPlan(ctx: ToolContext, plan: ChangePlan, confirmed: boolean): Promise<CommitResult> {
+	const { changes, title } = plan;
+	return withFileLocks(ctx.state, changes.flatMap(change => (change.movedTo ? [change.path, change.movedTo.path] : [change.path])), async () => {
+		throwIfAborted(ctx.signal, 'The change');
+		await checkStillAsShown(ctx, changes);
+		await checkStillApproved(ctx, changes, plan.request.protectedPaths);
+
+		const diagnosticsBefore = await snapshotDiagnostics(ctx, changes);
+		const { copies } = await backupOriginals(ctx.host.storageDir, title, changes, ctx.tool, ctx.boundary).catch(error => {
+			if (error instanceof BoundaryError) throw error;
+			throw new ToolError('io', `Could not back up the original files before changing them (${(error as Error).message}). Nothing was changed.`);
+		});
+		try {
+			await ctx.host.applyChanges(changes, ctx.signal, ctx.boundary);
+		} catch (error) {
+			if (error instanceof ToolError) throw error;
+			// Hosts report what they know as ToolErrors; for anything else, claim no revert that may not have happened.
+			throw new ToolError('io', `The change could not be applied: ${(error as Error)?.message ?? String(error)}. Some files may have changed: read them again before retrying, and tell the user if they differ from what you expect.`);
+		}
+		await recordVersions(ctx.state, changes);
+		ctx.note({ filesTouched: changes.map(change => change.movedTo?.displayPath ?? change.displayPath) });
+
+		if (ctx.host.showDiffs && (ctx.settings.showDiffs === 'always' || (ctx.settings.showDiffs === 'onConfirm' && confirmed))) {
+			await ctx.host.showDiffs(changes).catch(() => undefined);
+		}
+		const diagnostics = diagnosticsBefore ? await newDiagnostics(ctx, changes, diagnosticsBefore) : undefined;
+		const diffs = changes.map(change => unifiedDiff(change));
+		return {
+			changes,
+			diff: diffs.join('\n'),
+			stats: changes.map((change, index) => ({ path: change.movedTo?.displayPath ?? change.displayPath, ...statOfDiff(diffs[index]) })),
+			backups: copies,
+			...(diagnostics ? { diagnostics } : {}),
+		};
 	});
-	try {
-		await ctx.host.applyChanges(changes, ctx.signal, ctx.boundary);
-	} catch (error) {
-		if (error instanceof ToolError) throw error;
-		// Hosts report what they know as ToolErrors; for anything else, claim no revert that may not have happened.
-		throw new ToolError('io', `The change could not be applied: ${(error as Error)?.message ?? String(error)}. Some files may have changed: read them again before retrying, and tell the user if they differ from what you expect.`);
-	}
-	await recordVersions(ctx.state, changes);
-	ctx.note({ filesTouched: changes.map(change => change.movedTo?.displayPath ?? change.displayPath) });
+}
 
-	if (ctx.host.showDiffs && (ctx.settings.showDiffs === 'always' || (ctx.settings.showDiffs === 'onConfirm' && confirmed))) {
-		await ctx.host.showDiffs(changes).catch(() => undefined);
+/**
+ * Each file must hold exactly the bytes its change was computed from (the editor's unsaved text
+ * when there is some, as when it was planned): compared in full, so a same-size edit in the same
+ * second is caught too.
+ */
+async function checkStillAsShown(ctx: ToolContext, changes: readonly FileChange[]): Promise<void> {
+	for (const change of changes) {
+		const now = await readFileAsChanged(ctx, change.path, change.displayPath);
+		if (change.before === null) {
+			if (now.exists) throw new ToolError('already_exists', `${change.displayPath} was created by someone else since you were shown the change. Nothing was written. Read it, then decide whether to overwrite it.`);
+			continue;
+		}
+		if (!now.exists || !sameBytes(now.bytes!, change.before)) {
+			const what = now.exists ? 'changed' : 'was deleted or moved';
+			throw new ToolError(
+				'stale_write',
+				`${change.displayPath} ${what} since you were shown the change, so the change shown no longer fits it. Nothing was written. Read it again with read_file, then redo your change on its current content.`,
+				{ path: change.displayPath },
+			);
+		}
 	}
-	const diagnostics = diagnosticsBefore ? await newDiagnostics(ctx, changes, diagnosticsBefore) : undefined;
-	const diffs = changes.map(change => unifiedDiff(change));
-	return {
-		changes,
-		diff: diffs.join('\n'),
-		stats: changes.map((change, index) => ({ path: change.movedTo?.displayPath ?? change.displayPath, ...statOfDiff(diffs[index]) })),
-		backups: copies,
-		...(diagnostics ? { diagnostics } : {}),
-	};
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+	return a.byteLength === b.byteLength && Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
 }
 
 /**
@@ -107,18 +170,14 @@ async function checkStillApproved(ctx: ToolContext, changes: readonly FileChange
 	}
 }
 
-type Seen = Map<string, FileVersion | null>;
-
 /**
  * Refuses a change to a file that changed on disk since this tool host last read or wrote it
  * (the model's picture of it is out of date), or that no longer matches what the change was
- * computed from. Returns what each file looked like now, for the re-check after approval.
+ * computed from.
  */
-async function checkNotStale(ctx: ToolContext, changes: readonly FileChange[]): Promise<Seen> {
-	const seen: Seen = new Map();
+async function checkNotStale(ctx: ToolContext, changes: readonly FileChange[]): Promise<void> {
 	for (const change of changes) {
 		const stat = await statOrNull(change.path);
-		seen.set(change.path, stat);
 		if (change.before === null) {
 			if (stat) throw new ToolError('already_exists', `${change.displayPath} was created by someone else while this change was prepared. Nothing was written. Read it, then decide whether to overwrite it.`);
 			await assertWritable(await nearestExisting(path.dirname(change.path)), `the folder for ${change.displayPath}`);
@@ -133,19 +192,6 @@ async function checkNotStale(ctx: ToolContext, changes: readonly FileChange[]): 
 		await assertWritable(change.path, change.displayPath);
 		if (change.movedTo && await statOrNull(change.movedTo.path)) {
 			throw new ToolError('already_exists', `${change.movedTo.displayPath} already exists, so ${change.displayPath} cannot be moved there. Nothing was written.`);
-		}
-	}
-	return seen;
-}
-
-async function checkStillAsSeen(changes: readonly FileChange[], seen: Seen): Promise<void> {
-	for (const change of changes) {
-		const before = seen.get(change.path) ?? null;
-		const now = await statOrNull(change.path);
-		if (before === null && now === null) continue;
-		if (before === null) throw new ToolError('already_exists', `${change.displayPath} was created by someone else while waiting for confirmation. Nothing was written. Read it, then decide whether to overwrite it.`);
-		if (now === null || !sameVersion(now, before)) {
-			throw staleError(change.displayPath, before, now, 'while waiting for confirmation');
 		}
 	}
 }
@@ -211,18 +257,72 @@ async function recordVersions(state: SharedState, changes: readonly FileChange[]
  * (never one after another), so two calls on overlapping sets cannot deadlock.
  */
 export async function withFileLocks<T>(state: SharedState, paths: readonly string[], work: () => Promise<T>): Promise<T> {
-	const keys = [...new Set(paths.map(lockKey))];
+	const lock = await lockFiles(state, paths);
+	try {
+		return await work();
+	} finally {
+		lock.unlock();
+	}
+}
+
+/**
+ * withFileLocks for a tool's planning. When the plan is a pending call, the locks stay held until
+ * it is committed or released: a call no one is asked about reads, computes and writes as one
+ * step (twenty edits at once all land), while the registry releases them before a person is asked
+ * (the commit then takes them again and checks the bytes).
+ */
+export async function planWithFileLocks(state: SharedState, paths: readonly string[], work: () => Promise<ToolResult | PendingCall>): Promise<ToolResult | PendingCall> {
+	const lock = await lockFiles(state, paths);
+	let outcome: ToolResult | PendingCall;
+	try {
+		outcome = await work();
+	} catch (error) {
+		lock.unlock();
+		throw error;
+	}
+	if (!isPending(outcome)) {
+		lock.unlock();
+		return outcome;
+	}
+	const planned = outcome;
+	let held = true;
+	const release = () => {
+		held = false;
+		lock.unlock();
+		planned.release?.();
+	};
+	return {
+		pending: true,
+		request: planned.request,
+		release,
+		commit: (ctx, confirmed) => {
+			if (!held) return planned.commit(ctx, confirmed);
+			// The commit's own locks on these paths are the ones this call already holds.
+			const inherited = new Set([...(heldLocks.getStore() ?? []), ...lock.keys]);
+			return heldLocks.run(inherited, () => planned.commit(ctx, confirmed)).finally(release);
+		},
+	};
+}
+
+/** Lock keys the current async flow holds through planWithFileLocks: taking them again would wait on itself. */
+const heldLocks = new AsyncLocalStorage<ReadonlySet<string>>();
+
+async function lockFiles(state: SharedState, paths: readonly string[]): Promise<{ keys: string[]; unlock: () => void }> {
+	const held = heldLocks.getStore();
+	const keys = [...new Set(paths.map(lockKey))].filter(key => !held?.has(key));
 	const previous = keys.map(key => state.fileLocks.get(key));
 	let release!: () => void;
 	const mine = new Promise<void>(resolve => { release = resolve; });
 	for (const key of keys) state.fileLocks.set(key, mine);
-	try {
-		await Promise.all(previous);
-		return await work();
-	} finally {
+	let unlocked = false;
+	const unlock = () => {
+		if (unlocked) return;
+		unlocked = true;
 		release();
 		for (const key of keys) if (state.fileLocks.get(key) === mine) state.fileLocks.delete(key);
-	}
+	};
+	await Promise.all(previous);
+	return { keys, unlock };
 }
 
 function lockKey(absolute: string): string {
@@ -310,7 +410,12 @@ export interface CurrentFile {
  * disk since this tool host last read it (so an edit is never computed from text the model has
  * not seen).
  */
-export async function readCurrent(ctx: ToolContext, absolute: string, displayPath: string): Promise<CurrentFile> {
+export function readCurrent(ctx: ToolContext, absolute: string, displayPath: string): Promise<CurrentFile> {
+	return readFileAsChanged(ctx, absolute, displayPath, stat => assertNotStale(ctx, absolute, displayPath, stat));
+}
+
+/** A file as a change sees it (the editor's unsaved text first), after `check` has seen its version. */
+async function readFileAsChanged(ctx: ToolContext, absolute: string, displayPath: string, check?: (version: FileVersion) => void): Promise<CurrentFile> {
 	let file: OpenedFile;
 	try {
 		// What a change is made on must be inside the workspace when it is read, not only when it was resolved.
@@ -322,7 +427,7 @@ export async function readCurrent(ctx: ToolContext, absolute: string, displayPat
 	}
 	const { handle, stat } = file;
 	try {
-		assertNotStale(ctx, absolute, displayPath, { mtimeMs: stat.mtimeMs, size: stat.size });
+		check?.({ mtimeMs: stat.mtimeMs, size: stat.size });
 		const dirty = ctx.host.dirtyText(absolute);
 		if (dirty !== undefined) {
 			const bom = hasBom(await readHead(handle, 3));

@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox';
-import type { ToolContext } from '../core/context';
+import type { PendingCall, ToolContext } from '../core/context';
 import { ToolError } from '../core/errors';
 import type { ToolResult } from '../core/result';
 import { ACTION_FIELDS, actionsAt } from './codeActions';
-import { commitEdit } from './codeEdits';
+import { planEdit } from './codeEdits';
 import { defineTool } from './tool';
 
 const schema = Type.Object({
@@ -32,7 +32,7 @@ export const applyCodeActionTool = defineTool({
 	run,
 });
 
-async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
+async function run(input: Input, ctx: ToolContext): Promise<ToolResult | PendingCall> {
 	const { file, actions } = await actionsAt(ctx, input);
 	const wanted = input.title.trim();
 	const action = actions.find(candidate => candidate.title === wanted)
@@ -49,7 +49,7 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 		throw new ToolError('unavailable', `"${action.title}" ${why}. Nothing was changed. Ask the user to apply it from the editor's light bulb, or make the change with edit_file.`);
 	}
 	const notes = action.command ? [`The action also runs the editor command ${action.command} after its edit; Toolbelt applied only the edit you can see in the diff and did not run the command.`] : [];
-	return commitEdit(ctx, action.edit, {
+	return planEdit(ctx, action.edit, {
 		title: files => `${action.title} (${files})`,
 		done: (files, stat) => `Applied "${action.title}" at ${where}: ${files} changed, ${stat}.`,
 		notes,

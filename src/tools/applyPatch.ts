@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import type { ToolContext } from '../core/context';
-import { commitChanges, withFileLocks } from '../core/mutation';
+import type { PendingCall, ToolContext } from '../core/context';
+import { pendingChange, planWithFileLocks } from '../core/mutation';
 import { PatchFileSummary, preparePatch } from '../core/patch/apply';
 import { parsePatch } from '../core/patch/parse';
 import { textResult, ToolResult } from '../core/result';
@@ -42,10 +42,10 @@ export const applyPatchTool = defineTool({
 
 type Input = typeof schema.static;
 
-async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
+async function run(input: Input, ctx: ToolContext): Promise<ToolResult | PendingCall> {
 	const patch = parsePatch(input.patch);
 	const prepared = await preparePatch(patch, ctx);
-	return withFileLocks(ctx.state, prepared.paths, async () => {
+	return planWithFileLocks(ctx.state, prepared.paths, async () => {
 		const staged = await prepared.stage();
 		const notes = [...staged.notes, ...staged.unchanged.map(path => `${path}: the patch leaves its content as it was.`)];
 		if (staged.changes.length === 0) {
@@ -53,25 +53,26 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 				format: patch.format, files: [], filesTouched: [],
 			});
 		}
-		const commit = await commitChanges(ctx, titleOf(staged.files), staged.changes);
-		// commit.stats has one entry per change, in the order of staged.files.
-		const files: ChangedFile[] = staged.files.map((file, index) => ({ ...file, added: commit.stats[index].added, removed: commit.stats[index].removed }));
-		const touched = files.flatMap(file => (file.movedTo ? [file.path, file.movedTo] : [file.path]));
-		const unlisted = Math.max(0, files.length - MAX_LISTED_FILES);
-		const lines = [
-			`Applied the patch: ${plural(files.length, 'file')} changed, ${statSummary(commit)}.`,
-			...files.slice(0, MAX_LISTED_FILES).map(formatFile),
-			...(unlisted ? [omittedMarker({ hint: `${plural(unlisted, 'more file')} changed; the result's metadata.files lists every file` })] : []),
-			...(staged.protectedPaths.length ? [`Protected paths changed (confirmed by the user): ${staged.protectedPaths.join(', ')}`] : []),
-			...formatNotes(notes),
-			...diagnosticsSection(commit),
-		];
-		return textResult(lines.join('\n'), {
-			truncated: unlisted > 0,
-			format: patch.format,
-			files,
-			filesTouched: touched,
-			...(commit.backups.length ? { backups: commit.backups } : {}),
+		return pendingChange(ctx, titleOf(staged.files), staged.changes, commit => {
+			// commit.stats has one entry per change, in the order of staged.files.
+			const files: ChangedFile[] = staged.files.map((file, index) => ({ ...file, added: commit.stats[index].added, removed: commit.stats[index].removed }));
+			const touched = files.flatMap(file => (file.movedTo ? [file.path, file.movedTo] : [file.path]));
+			const unlisted = Math.max(0, files.length - MAX_LISTED_FILES);
+			const lines = [
+				`Applied the patch: ${plural(files.length, 'file')} changed, ${statSummary(commit)}.`,
+				...files.slice(0, MAX_LISTED_FILES).map(formatFile),
+				...(unlisted ? [omittedMarker({ hint: `${plural(unlisted, 'more file')} changed; the result's metadata.files lists every file` })] : []),
+				...(staged.protectedPaths.length ? [`Protected paths changed (confirmed by the user): ${staged.protectedPaths.join(', ')}`] : []),
+				...formatNotes(notes),
+				...diagnosticsSection(commit),
+			];
+			return textResult(lines.join('\n'), {
+				truncated: unlisted > 0,
+				format: patch.format,
+				files,
+				filesTouched: touched,
+				...(commit.backups.length ? { backups: commit.backups } : {}),
+			});
 		});
 	});
 }

@@ -1,6 +1,6 @@
-import type { FileChange, ToolContext } from '../core/context';
+import type { FileChange, PendingCall, ToolContext } from '../core/context';
 import type { EditOperation } from '../core/languages';
-import { commitChanges, CommitResult, withFileLocks } from '../core/mutation';
+import { CommitResult, pendingChange, planWithFileLocks } from '../core/mutation';
 import { textResult, ToolResult } from '../core/result';
 import { formatCount, plural } from '../core/truncate';
 import { changesOfEdit } from '../core/workspaceEdit';
@@ -19,31 +19,32 @@ interface EditWording {
 }
 
 /**
- * Commits a language server's edit (a rename, a code action) through the change pipeline: the files
- * are locked, the edit is computed on what the editor holds, the person approves the multi-file
- * diff, backups are taken, and VS Code applies it as one WorkspaceEdit (one Undo).
+ * A language server's edit (a rename, a code action) as a change through the pipeline: the files
+ * are locked while the edit is computed on what the editor holds; then the person approves the
+ * multi-file diff, backups are taken, and VS Code applies it as one WorkspaceEdit (one Undo).
  */
-export async function commitEdit(ctx: ToolContext, operations: readonly EditOperation[], wording: EditWording): Promise<ToolResult> {
-	return withFileLocks(ctx.state, pathsOf(operations), async () => {
+export async function planEdit(ctx: ToolContext, operations: readonly EditOperation[], wording: EditWording): Promise<ToolResult | PendingCall> {
+	return planWithFileLocks(ctx.state, pathsOf(operations), async () => {
 		// Files in path order, as people scan a list; each change stands alone, so order does not matter to the commit.
 		const changes = (await changesOfEdit(ctx, operations)).sort((a, b) => (a.displayPath < b.displayPath ? -1 : a.displayPath > b.displayPath ? 1 : 0));
 		if (changes.length === 0) return textResult('The change leaves every file as it is. Nothing was written.', { filesTouched: [], ...wording.metadata });
 		const files = fileList(changes);
-		const commit = await commitChanges(ctx, wording.title(files), changes);
-		const listed = commit.changes.slice(0, MAX_LISTED_FILES).map((change, index) => fileLine(change, commit.stats[index]));
-		const unlisted = commit.changes.length - listed.length;
-		const lines = [
-			wording.done(plural(changes.length, 'file'), statSummary(commit)),
-			...listed,
-			...(unlisted > 0 ? [`… and ${plural(unlisted, 'more file')}`] : []),
-			...(wording.notes ?? []),
-			...diagnosticsSection(commit),
-		];
-		return textResult(lines.join('\n'), {
-			truncated: unlisted > 0,
-			filesTouched: commit.stats.map(stat => stat.path),
-			...(commit.backups.length ? { backups: commit.backups } : {}),
-			...wording.metadata,
+		return pendingChange(ctx, wording.title(files), changes, commit => {
+			const listed = commit.changes.slice(0, MAX_LISTED_FILES).map((change, index) => fileLine(change, commit.stats[index]));
+			const unlisted = commit.changes.length - listed.length;
+			const lines = [
+				wording.done(plural(changes.length, 'file'), statSummary(commit)),
+				...listed,
+				...(unlisted > 0 ? [`… and ${plural(unlisted, 'more file')}`] : []),
+				...(wording.notes ?? []),
+				...diagnosticsSection(commit),
+			];
+			return textResult(lines.join('\n'), {
+				truncated: unlisted > 0,
+				filesTouched: commit.stats.map(stat => stat.path),
+				...(commit.backups.length ? { backups: commit.backups } : {}),
+				...wording.metadata,
+			});
 		});
 	});
 }

@@ -1,11 +1,12 @@
 import { Type } from '@sinclair/typebox';
-import type { ToolContext } from '../core/context';
+import type { PendingCall, ToolContext } from '../core/context';
 import { BoundaryError, CancelledError, ToolError, ValidationError } from '../core/errors';
 import { statOrExplain } from '../core/files';
 import { commandLogDir } from '../core/process';
 import { explainBlocked } from '../core/sandbox/blocked';
 import { decideSandbox, openSandbox, Sandbox, SandboxDecision } from '../core/sandbox/runtime';
 import type { Session, SessionManager } from '../core/sessions';
+import type { ToolResult } from '../core/result';
 import { formatCount } from '../core/truncate';
 
 /** What run_command, exec_command and write_stdin share: where commands run, how times read. */
@@ -112,8 +113,23 @@ export async function decideCommandSandbox(input: SandboxRequest, ctx: ToolConte
 	return decideSandbox(ctx.settings.sandbox, ctx.host.sandbox, input.sandbox === false);
 }
 
+/**
+ * A command planned for approval, its folder and sandbox decided: the person is asked about
+ * `shown`, and running it (`start`, with the invocation's context) is the commit.
+ */
+export function pendingCommand(
+	title: string,
+	shown: string,
+	dir: CommandDir,
+	decision: SandboxDecision,
+	input: SandboxRequest,
+	start: (ctx: ToolContext) => Promise<ToolResult>,
+): PendingCall {
+	return { pending: true, request: { kind: 'command', title, command: shown, cwd: dir.absolute, ...sandboxRequestFields(decision, input) }, commit: ctx => start(ctx) };
+}
+
 /** What the approval request says about the sandbox. */
-export function sandboxRequestFields(decision: SandboxDecision, input: SandboxRequest): { sandboxed: boolean; unsandboxed?: { justification: string } } {
+function sandboxRequestFields(decision: SandboxDecision, input: SandboxRequest): { sandboxed: boolean; unsandboxed?: { justification: string } } {
 	if (decision.kind === 'none' && decision.why === 'escalated') return { sandboxed: false, unsandboxed: { justification: input.justification!.trim() } };
 	return { sandboxed: decision.kind !== 'none' };
 }

@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox';
-import type { ToolContext } from '../core/context';
+import type { PendingCall, ToolContext } from '../core/context';
 import { ToolError } from '../core/errors';
 import { countTasks, describeProblem, nextTask, PlanFileState, renderPlan, summarize, withStatus } from '../core/plan';
 import { textResult, ToolResult } from '../core/result';
-import { ABRIDGED_RESULT, planText, savePlan, withPlanForChange } from './planShared';
+import { ABRIDGED_RESULT, planText, pendingPlan, withPlanForChange } from './planShared';
 import { defineTool } from './tool';
 
 const schema = Type.Object({
@@ -30,11 +30,11 @@ export const completeTaskTool = defineTool({
 	run,
 });
 
-async function run(input: typeof schema.static, ctx: ToolContext): Promise<ToolResult> {
+async function run(input: typeof schema.static, ctx: ToolContext): Promise<ToolResult | PendingCall> {
 	return withPlanForChange(ctx, state => complete(input, state, ctx));
 }
 
-async function complete(input: typeof schema.static, state: PlanFileState, ctx: ToolContext): Promise<ToolResult> {
+async function complete(input: typeof schema.static, state: PlanFileState, ctx: ToolContext): Promise<ToolResult | PendingCall> {
 	if (state.problem) throw new ToolError('not_found', `${describeProblem(state)} Call update_plan with the full task list to write a new plan.`);
 	const { tasks } = state.plan;
 	if (!tasks.length) throw new ToolError('not_found', `The plan (${state.display}) has no tasks. Create one with update_plan.`);
@@ -44,15 +44,18 @@ async function complete(input: typeof schema.static, state: PlanFileState, ctx: 
 	const task = tasks[input.taskNumber - 1];
 	const already = task.status === 'completed';
 	const plan = already ? state.plan : withStatus(state.plan, input.taskNumber, 'completed');
-	if (!already) await savePlan(ctx, state, plan, `Complete task ${input.taskNumber} of the plan (${state.display})`);
-	else ctx.note({ target: state.display });
-	const next = nextTask(plan);
-	const lines = [
-		already ? `Task ${input.taskNumber} was already completed; nothing changed: ${task.title}` : `Task ${input.taskNumber} completed: ${task.title}`,
-		next ? `Next: ${next.number}. ${next.task.title} (${next.task.status.replace('_', ' ')}). Plan: ${summarize(plan)}.` : `All ${tasks.length} tasks are completed.`,
-	];
-	const rendered = planText(renderPlan(plan, { abridged: input.abridged }), ctx);
-	return textResult(`${lines.join('\n')}\n\n${rendered.text}`, {
-		...rendered.metadata, path: state.display, ...countTasks(plan), ...(already ? {} : { filesTouched: [state.display] }),
-	});
+	const result = (): ToolResult => {
+		const next = nextTask(plan);
+		const lines = [
+			already ? `Task ${input.taskNumber} was already completed; nothing changed: ${task.title}` : `Task ${input.taskNumber} completed: ${task.title}`,
+			next ? `Next: ${next.number}. ${next.task.title} (${next.task.status.replace('_', ' ')}). Plan: ${summarize(plan)}.` : `All ${tasks.length} tasks are completed.`,
+		];
+		const rendered = planText(renderPlan(plan, { abridged: input.abridged }), ctx);
+		return textResult(`${lines.join('\n')}\n\n${rendered.text}`, {
+			...rendered.metadata, path: state.display, ...countTasks(plan), ...(already ? {} : { filesTouched: [state.display] }),
+		});
+	};
+	if (!already) return pendingPlan(ctx, state, plan, `Complete task ${input.taskNumber} of the plan (${state.display})`, result);
+	ctx.note({ target: state.display });
+	return result();
 }

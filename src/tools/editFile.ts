@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import type { ToolContext } from '../core/context';
+import type { PendingCall, ToolContext } from '../core/context';
 import { ToolError } from '../core/errors';
 import { LEVEL_DESCRIPTIONS, locateText, MatchLevel, nearestLines } from '../core/match';
-import { commitChanges, readCurrent, withFileLocks } from '../core/mutation';
+import { pendingChange, readCurrent, planWithFileLocks } from '../core/mutation';
 import { textResult, ToolResult } from '../core/result';
 import { decodeChangeableText, encodeText, fitToFormat, lineTable, TextFormat } from '../core/text';
 import { cutLine, formatCount } from '../core/truncate';
@@ -52,11 +52,11 @@ interface Located {
 	readonly reindented: boolean;
 }
 
-async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
+async function run(input: Input, ctx: ToolContext): Promise<ToolResult | PendingCall> {
 	const target = await ctx.boundary.resolve(input.path, 'write');
 	const display = target.display;
 	checkEdits(input);
-	return withFileLocks(ctx.state, [target.absolute], async () => {
+	return planWithFileLocks(ctx.state, [target.absolute], async () => {
 		const current = await readCurrent(ctx, target.absolute, display);
 		if (!current.exists) {
 			throw new ToolError('not_found', `${display} does not exist. Nothing was written. Create it with write_file, or check the path with find_files.`);
@@ -74,24 +74,25 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 		if (Buffer.from(after.buffer, after.byteOffset, after.byteLength).equals(Buffer.from(before.buffer, before.byteOffset, before.byteLength))) {
 			return textResult(`No change: the edits leave ${display} exactly as it was. Nothing was written.`, { path: display });
 		}
-		const commit = await commitChanges(ctx, `Edit ${display}`, [{ path: target.absolute, displayPath: display, before, after }]);
-		const diff = boundedDiff(commit.diff, `read ${display} with read_file to see the result`);
-		const lines = [
-			`Edited ${display}${current.fromEditor ? ' (its unsaved editor text)' : ''}: ${input.edits.length} edit${input.edits.length === 1 ? '' : 's'}, ${statSummary(commit)} lines.`,
-			...located.flatMap(describeLocated),
-			'',
-			diff.text,
-			...diagnosticsSection(commit),
-		];
-		return textResult(lines.join('\n'), {
-			truncated: diff.truncated,
-			path: display,
-			edits: input.edits.length,
-			replacements: located.reduce((sum, one) => sum + one.count, 0),
-			added: commit.stats[0]?.added ?? 0,
-			removed: commit.stats[0]?.removed ?? 0,
-			tolerantMatches: located.filter(one => one.level !== 'exact').map(one => ({ edit: one.index + 1, level: one.level })),
-			filesTouched: [display],
+		return pendingChange(ctx, `Edit ${display}`, [{ path: target.absolute, displayPath: display, before, after }], commit => {
+			const diff = boundedDiff(commit.diff, `read ${display} with read_file to see the result`);
+			const lines = [
+				`Edited ${display}${current.fromEditor ? ' (its unsaved editor text)' : ''}: ${input.edits.length} edit${input.edits.length === 1 ? '' : 's'}, ${statSummary(commit)} lines.`,
+				...located.flatMap(describeLocated),
+				'',
+				diff.text,
+				...diagnosticsSection(commit),
+			];
+			return textResult(lines.join('\n'), {
+				truncated: diff.truncated,
+				path: display,
+				edits: input.edits.length,
+				replacements: located.reduce((sum, one) => sum + one.count, 0),
+				added: commit.stats[0]?.added ?? 0,
+				removed: commit.stats[0]?.removed ?? 0,
+				tolerantMatches: located.filter(one => one.level !== 'exact').map(one => ({ edit: one.index + 1, level: one.level })),
+				filesTouched: [display],
+			});
 		});
 	});
 }

@@ -1,13 +1,14 @@
 import { Type } from '@sinclair/typebox';
-import type { ToolContext } from '../core/context';
+import type { PendingCall, ToolContext } from '../core/context';
 import { CancelledError, ToolError } from '../core/errors';
 import { textResult, ToolResult } from '../core/result';
 import { MAX_LIVE_SESSIONS, Session } from '../core/sessions';
 import { formatCount, TruncationInfo } from '../core/truncate';
 import {
-	decideCommandSandbox, describeEnd, formatDuration, oneLine, openCommandSandbox, resolveCommandDir, sandboxFields, sandboxMetadata, sandboxNotes,
-	sandboxRequestFields, sessionsOf,
+	CommandDir, decideCommandSandbox, describeEnd, formatDuration, oneLine, openCommandSandbox, pendingCommand, resolveCommandDir, sandboxFields,
+	sandboxMetadata, sandboxNotes, sessionsOf,
 } from './commandSupport';
+import type { SandboxDecision } from '../core/sandbox/runtime';
 import { defineTool } from './tool';
 
 export const DEFAULT_EXEC_YIELD_MS = 10_000;
@@ -46,12 +47,16 @@ export const execCommandTool = defineTool({
 	run,
 });
 
-async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
-	const sessions = sessionsOf(ctx);
+async function run(input: Input, ctx: ToolContext): Promise<PendingCall> {
+	sessionsOf(ctx); // a host without sessions refuses before anyone is asked
 	const dir = await resolveCommandDir(input.cwd, ctx);
-	const tty = input.tty ?? true;
 	const decision = await decideCommandSandbox(input, ctx);
-	await ctx.approve({ kind: 'command', title: 'Starting an interactive session', command: input.command, cwd: dir.absolute, ...sandboxRequestFields(decision, input) });
+	return pendingCommand('Starting an interactive session', input.command, dir, decision, input, approved => start(input, dir, decision, approved));
+}
+
+async function start(input: Input, dir: CommandDir, decision: SandboxDecision, ctx: ToolContext): Promise<ToolResult> {
+	const sessions = sessionsOf(ctx);
+	const tty = input.tty ?? true;
 	const maxOutputBytes = input.maxOutputBytes ?? ctx.limits.commandBytes;
 	const sandbox = await openCommandSandbox(decision, ctx);
 	let started: { session: Session; pruned?: Session };

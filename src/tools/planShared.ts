@@ -1,6 +1,8 @@
-import type { ToolContext } from '../core/context';
-import { commitChanges, withFileLocks } from '../core/mutation';
+import type { ApprovalRequest, PendingCall, ToolContext } from '../core/context';
+import { pendingChange, planWithFileLocks } from '../core/mutation';
 import { Plan, PlanFileState, planChanges, readPlanFile } from '../core/plan';
+import type { ToolResult } from '../core/result';
+import type { Settings } from '../core/settings';
 import { metadataOf, truncateText } from '../core/truncate';
 
 /** The `abridged` field of the tools that change the plan. */
@@ -20,41 +22,46 @@ export function planText(rendered: string, ctx: ToolContext) {
 /**
  * The plan is the model's own notebook, like Copilot's todo list: under the default policy
  * (`mutating`) updating it does not ask each time. Policy `always`, and a plan file inside
- * `protectedPaths`, still ask. The request keeps its place in the pipeline (preview, backup,
+ * `protectedPaths`, still ask. The change keeps its place in the pipeline (preview, backup,
  * stale check); only the question it puts changes kind. Nor does a plan update wait for
  * language diagnostics: the plan is not code, and a tick in the Plan view must feel instant.
+ *
+ * Returns the new plan as a pending change; `finish` gets a note for the result when a broken
+ * file was kept aside.
  */
-export function planContext(ctx: ToolContext): ToolContext {
+export async function pendingPlan(
+	ctx: ToolContext,
+	state: PlanFileState,
+	plan: Plan,
+	title: string,
+	finish: (kept: string | undefined) => ToolResult,
+): Promise<PendingCall> {
+	if (state.version) ctx.state.fileVersions.set(state.absolute, state.version);
+	const changes = planChanges(state, plan, absolute => ctx.boundary.display(absolute));
+	const kept = changes.length > 1 ? `The broken plan file was kept as ${changes[0].displayPath}.` : undefined;
+	const change = await pendingChange(ctx, title, changes, () => finish(kept));
 	return {
-		...ctx,
-		host: { ...ctx.host, diagnostics: undefined },
-		// A quiet update asks no one, so the pipeline opens no diff for it (unless showDiffs is `always`).
-		approve: request => {
-			const quiet = request.kind === 'files' && ctx.settings.approval !== 'always' && request.protectedPaths.length === 0;
-			return ctx.approve(quiet
-				? { kind: 'call', title: request.title, detail: request.changes.map(change => change.displayPath).join('\n') }
-				: request);
+		pending: true,
+		request: quietRequest(change.request, ctx.settings),
+		commit: async (commitCtx, confirmed) => {
+			const result = await change.commit({ ...commitCtx, host: { ...commitCtx.host, diagnostics: undefined } }, confirmed);
+			commitCtx.note({ target: state.display });
+			return result;
 		},
 	};
 }
 
-/**
- * Writes a new plan through the mutation pipeline (approval, backup, WorkspaceEdit or atomic
- * write). Returns a note for the result when a broken file was kept aside.
- */
-export async function savePlan(ctx: ToolContext, state: PlanFileState, plan: Plan, title: string): Promise<string | undefined> {
-	if (state.version) ctx.state.fileVersions.set(state.absolute, state.version);
-	const changes = planChanges(state, plan, absolute => ctx.boundary.display(absolute));
-	await commitChanges(planContext(ctx), title, changes);
-	ctx.note({ target: state.display, filesTouched: changes.map(change => change.displayPath) });
-	return changes.length > 1 ? `The broken plan file was kept as ${changes[0].displayPath}.` : undefined;
+/** A quiet update asks no one, so the pipeline opens no diff for it either (unless showDiffs is `always`). */
+function quietRequest(request: ApprovalRequest, settings: Settings): ApprovalRequest {
+	if (request.kind !== 'files' || settings.approval === 'always' || request.protectedPaths.length > 0) return request;
+	return { kind: 'call', title: request.title, detail: request.changes.map(change => change.displayPath).join('\n') };
 }
 
 /**
  * Reads the plan file for a change and runs `work` while holding its lock, so two changes (the
  * model's and a tick in the Plan view) never interleave their read and write.
  */
-export async function withPlanForChange<T>(ctx: ToolContext, work: (state: PlanFileState) => Promise<T>): Promise<T> {
+export async function withPlanForChange(ctx: ToolContext, work: (state: PlanFileState) => Promise<ToolResult | PendingCall>): Promise<ToolResult | PendingCall> {
 	const target = await ctx.boundary.resolve(ctx.settings.planFile, 'write');
-	return withFileLocks(ctx.state, [target.absolute], async () => work(await readPlanFile(ctx.boundary, target, 'write')));
+	return planWithFileLocks(ctx.state, [target.absolute], async () => work(await readPlanFile(ctx.boundary, target, 'write')));
 }

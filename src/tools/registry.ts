@@ -2,13 +2,14 @@ import { Value } from '@sinclair/typebox/value';
 import { mustReachPerson, needsApproval } from '../core/approval';
 import type { Boundary } from '../core/boundary';
 import {
-	ApprovalRequest, CommandExit, Host, PreviewCaptured, SharedState, ToolContext, ToolEvent, ToolEventFields, ToolStatus,
+	ApprovalRequest, CommandExit, Host, isPending, PendingCall, SharedState, ToolContext, ToolEvent, ToolEventFields, ToolStatus,
 } from '../core/context';
-import { CancelledError, DeclinedError, ToolError, ValidationError } from '../core/errors';
+import { CancelledError, DeclinedError, throwIfAborted, ToolError, ValidationError } from '../core/errors';
 import { resultText, toErrorResult, ToolResult } from '../core/result';
 import { mergeSettings, Settings, SettingsOverrides } from '../core/settings';
 import { validateInput } from '../core/validate';
 import { needsVscode } from './codeSupport';
+import { PendingCalls } from './pendingCalls';
 import { contributedName, isSwitchedOff, modelName, safeDescribe, ToolDefinition } from './tool';
 
 /** What a registry needs from where it runs (VS Code or plain Node). */
@@ -23,10 +24,10 @@ export interface ToolEnvironment {
 /**
  * How approval is decided for one call:
  * - `ask`: the registry asks the host (command palette, CLI, other extensions);
- * - `preconfirmed`: VS Code already asked through `prepareInvocation` (chat);
- * - `preview`: compute the request and stop before anything changes.
+ * - `preconfirmed`: VS Code already asked through `prepareInvocation` (chat), whose `preview`
+ *   planned the call: the invocation commits that plan.
  */
-export type ApprovalPhase = 'ask' | 'preconfirmed' | 'preview';
+export type ApprovalPhase = 'ask' | 'preconfirmed';
 
 export interface InvokeOptions {
 	signal?: AbortSignal;
@@ -53,6 +54,8 @@ const RESULT_TEXT_IN_EVENTS = 4096;
 export class ToolRegistry {
 	private readonly tools = new Map<string, ToolDefinition>();
 	private readonly listeners = new Set<(event: ToolEvent) => void>();
+	/** Calls planned by `preview`, waiting for their invocation. */
+	private readonly previewed = new PendingCalls();
 	private nextId = 1;
 
 	constructor(tools: readonly ToolDefinition<any>[], private readonly env: ToolEnvironment) {
@@ -102,8 +105,9 @@ export class ToolRegistry {
 	}
 
 	/**
-	 * What a call would ask the person, without changing anything: undefined when it needs no
-	 * confirmation (or when it would fail anyway; `invoke` then reports the failure).
+	 * Plans a call for chat's confirmation and keeps the plan for the `preconfirmed` invocation
+	 * that follows; changes nothing. Returns what to ask the person: undefined when the call needs
+	 * no confirmation (or when it would fail anyway; `invoke` then reports the failure).
 	 */
 	async preview(name: string, input: unknown, options: InvokeOptions = {}): Promise<ApprovalRequest | undefined> {
 		let checked;
@@ -117,12 +121,16 @@ export class ToolRegistry {
 			return settings.approval === 'always' ? callRequest(checked.tool, checked.input) : undefined;
 		}
 		try {
-			const ctx = await this.context(checked.tool, { ...options, approval: 'preview' }, settings, () => undefined);
-			await checked.tool.run(checked.input, ctx);
-		} catch (error) {
-			if (error instanceof PreviewCaptured) return needsApproval(error.request, settings) ? error.request : undefined;
+			const ctx = await this.context(checked.tool, options, settings, () => undefined);
+			const planned = await this.plan(checked.tool, checked.input, ctx);
+			if (!isPending(planned)) return undefined;
+			// Kept without its locks: the person may take a while, or never answer.
+			planned.release?.();
+			this.previewed.keep(checked.tool.name, checked.input, planned);
+			return needsApproval(planned.request, settings) ? planned.request : undefined;
+		} catch {
+			return undefined;
 		}
-		return undefined;
 	}
 
 	/** Runs a tool. Never throws: every failure comes back as a result with `error` set. */
@@ -150,11 +158,14 @@ export class ToolRegistry {
 			const { tool, input: checkedInput } = this.check(name, input);
 			fields.target = safeDescribe(tool, checkedInput);
 			const settings = mergeSettings(this.env.settings(), options.settings).settings;
-			const ctx = await this.context(tool, options, settings, extra => Object.assign(fields, extra), whileAsking);
-			if (!tool.mutating && settings.approval === 'always' && (options.approval ?? 'ask') === 'ask') {
-				await ctx.approve(callRequest(tool, checkedInput));
-			}
-			result = await raceAbort(tool.run(checkedInput, ctx), ctx.signal);
+			const ctx = await this.context(tool, options, settings, extra => Object.assign(fields, extra));
+			const phase = options.approval ?? 'ask';
+			// A read is asked about before it runs: reading is all it does.
+			if (!tool.mutating && phase === 'ask') await this.approve(callRequest(tool, checkedInput), phase, settings, options, whileAsking);
+			// In chat the preview planned this very call; without one (VS Code may skip prepareInvocation) it is planned now.
+			const planned = (phase === 'preconfirmed' ? this.previewed.take(tool.name, checkedInput) : undefined)
+				?? await this.plan(tool, checkedInput, ctx);
+			result = isPending(planned) ? await raceAbort(this.commit(planned, ctx, phase, settings, options, whileAsking), ctx.signal) : planned;
 		} catch (error) {
 			result = toErrorResult(options.signal?.aborted && !(error instanceof ToolError) ? new CancelledError(`${toolName}`) : error, toolName);
 		}
@@ -174,33 +185,59 @@ export class ToolRegistry {
 		options: InvokeOptions,
 		settings: Settings,
 		note: (fields: Partial<ToolEventFields>) => void,
-		whileAsking: <T>(ask: () => Promise<T>) => Promise<T> = ask => ask(),
 	): Promise<ToolContext> {
-		const host = this.env.host;
-		const phase = options.approval ?? 'ask';
-		const signal = options.signal ?? new AbortController().signal;
 		return {
 			tool: tool.name,
 			boundary: await this.env.boundary(),
 			settings,
 			limits: settings.limits,
-			signal,
-			host,
+			signal: options.signal ?? new AbortController().signal,
+			host: this.env.host,
 			state: this.env.state,
 			note,
-			approve: async request => {
-				if (phase === 'preview') throw new PreviewCaptured(request);
-				// In chat, VS Code asked exactly when the preview said a confirmation was needed, except
-				// for what must reach a person: chat's allowances can skip its confirmation, so the
-				// preview offers none for those and the host asks here.
-				const needed = needsApproval(request, settings);
-				if (!needed) return false;
-				if (phase === 'preconfirmed' && !mustReachPerson(request)) return true;
-				const approved = await whileAsking(() => (options.decide ?? (r => host.confirm(r)))(request));
-				if (!approved) throw new DeclinedError(request.title.charAt(0).toLowerCase() + request.title.slice(1));
-				return true;
-			},
 		};
+	}
+
+	/** Runs a tool's planning (all of a read tool); a plan that arrives after a cancel is dropped with what it holds. */
+	private plan(tool: ToolDefinition, input: unknown, ctx: ToolContext): Promise<ToolResult | PendingCall> {
+		const planning = tool.run(input, ctx);
+		planning.then(outcome => {
+			if (ctx.signal.aborted && isPending(outcome)) outcome.release?.();
+		}, () => undefined);
+		return raceAbort(planning, ctx.signal);
+	}
+
+	/** Puts a planned call's request to the person when it must be, then commits the plan. */
+	private async commit(call: PendingCall, ctx: ToolContext, phase: ApprovalPhase, settings: Settings, options: InvokeOptions, whileAsking: Asking): Promise<ToolResult> {
+		let confirmed: boolean;
+		try {
+			// No file stays locked while a person decides: the commit takes the locks again and checks the bytes.
+			if (this.asksPerson(call.request, phase, settings)) call.release?.();
+			confirmed = await this.approve(call.request, phase, settings, options, whileAsking);
+			throwIfAborted(ctx.signal);
+		} catch (error) {
+			call.release?.();
+			throw error;
+		}
+		return call.commit(ctx, confirmed);
+	}
+
+	/**
+	 * Whether deciding a request means asking someone now. In chat, VS Code asked exactly when the
+	 * preview said a confirmation was needed, except for what must reach a person: chat's allowances
+	 * can skip its confirmation, so the preview offers none for those and the host asks here.
+	 */
+	private asksPerson(request: ApprovalRequest, phase: ApprovalPhase, settings: Settings): boolean {
+		return needsApproval(request, settings) && !(phase === 'preconfirmed' && !mustReachPerson(request));
+	}
+
+	/** Decides a request: true when a person confirmed it (here or in chat), false when no one needed asking; throws DeclinedError on a no. */
+	private async approve(request: ApprovalRequest, phase: ApprovalPhase, settings: Settings, options: InvokeOptions, whileAsking: Asking): Promise<boolean> {
+		if (!needsApproval(request, settings)) return false;
+		if (!this.asksPerson(request, phase, settings)) return true;
+		const approved = await whileAsking(() => (options.decide ?? (r => this.env.host.confirm(r)))(request));
+		if (!approved) throw new DeclinedError(request.title.charAt(0).toLowerCase() + request.title.slice(1));
+		return true;
 	}
 
 	private emit(event: ToolEvent): void {
@@ -213,6 +250,9 @@ export class ToolRegistry {
 		}
 	}
 }
+
+/** Runs the question to a person, marking the call as waiting for the answer meanwhile. */
+type Asking = <T>(ask: () => Promise<T>) => Promise<T>;
 
 function callRequest(tool: ToolDefinition, input: unknown): ApprovalRequest {
 	return { kind: 'call', title: `Run ${tool.name}: ${safeDescribe(tool, input)}`, detail: JSON.stringify(input, null, 2) };

@@ -1,11 +1,11 @@
 import { Type } from '@sinclair/typebox';
-import type { ToolContext } from '../core/context';
+import type { PendingCall, ToolContext } from '../core/context';
 import { ToolError } from '../core/errors';
 import { EditOperation, LanguageServiceRefusal } from '../core/languages';
 import type { ToolResult } from '../core/result';
 import { plural } from '../core/truncate';
 import { askLanguageServer, describeTarget, languageServices, locate, POSITION_FIELDS } from './codeSupport';
-import { commitEdit } from './codeEdits';
+import { planEdit } from './codeEdits';
 import { defineTool } from './tool';
 
 const schema = Type.Object({
@@ -34,7 +34,7 @@ export const renameSymbolTool = defineTool({
 	run,
 });
 
-async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
+async function run(input: Input, ctx: ToolContext): Promise<ToolResult | PendingCall> {
 	if (input.newName === input.symbol) throw new ToolError('invalid_input', `newName is "${input.symbol}" already, so there is nothing to rename. Nothing was changed.`);
 	const services = languageServices(ctx);
 	const { file, at, note } = await locate(ctx, services, input);
@@ -53,7 +53,7 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 	const invalid = notAnIdentifier(file.languageId, input.symbol, input.newName);
 	if (invalid) throw new ToolError('invalid_input', `Cannot rename ${rename}: ${invalid} The language server would accept it and break the code. Nothing was changed.`);
 	const edits = countTextEdits(operations);
-	return commitEdit(ctx, operations, {
+	return planEdit(ctx, operations, {
 		title: files => `Rename ${input.symbol} → ${input.newName} in ${files}`,
 		done: (files, stat) => `Renamed ${rename}: ${plural(edits, 'edit')} in ${files}, ${stat}.${note ? ` ${note}` : ''}`,
 		metadata: { edits },

@@ -1,5 +1,5 @@
 import { Type } from '@sinclair/typebox';
-import type { ToolContext } from '../core/context';
+import type { PendingCall, ToolContext } from '../core/context';
 import { CancelledError, ToolError } from '../core/errors';
 import {
 	commandLogDir, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, pruneLogs, RunResult, runProcess, SpawnError, StreamCapture,
@@ -8,9 +8,10 @@ import { textResult, ToolResult } from '../core/result';
 import { cleanTerminalText } from '../core/ansi';
 import { formatBytes, formatCount } from '../core/truncate';
 import {
-	decideCommandSandbox, formatDuration, oneLine, openCommandSandbox, resolveCommandDir, sandboxFields, sandboxMetadata, sandboxNotes, sandboxRequestFields,
+	CommandDir, decideCommandSandbox, formatDuration, oneLine, openCommandSandbox, pendingCommand, resolveCommandDir, sandboxFields, sandboxMetadata,
+	sandboxNotes,
 } from './commandSupport';
-import type { Sandbox } from '../core/sandbox/runtime';
+import type { Sandbox, SandboxDecision } from '../core/sandbox/runtime';
 import { defineTool } from './tool';
 
 /** An `env` entry: a variable name, `=`, then any value. */
@@ -53,10 +54,14 @@ export const runCommandTool = defineTool({
 	run,
 });
 
-async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
+/** Plans the command (its folder, its sandbox) for the person to approve; running it is the commit. */
+async function run(input: Input, ctx: ToolContext): Promise<PendingCall> {
 	const dir = await resolveCommandDir(input.cwd, ctx);
 	const decision = await decideCommandSandbox(input, ctx);
-	await ctx.approve({ kind: 'command', title: 'Running a command', command: shownCommand(input), cwd: dir.absolute, ...sandboxRequestFields(decision, input) });
+	return pendingCommand('Running a command', shownCommand(input), dir, decision, input, approved => runApproved(input, dir, decision, approved));
+}
+
+async function runApproved(input: Input, dir: CommandDir, decision: SandboxDecision, ctx: ToolContext): Promise<ToolResult> {
 	const logDir = commandLogDir(ctx.host.storageDir);
 	if (commandsRun++ % PRUNE_EVERY === 0) await pruneLogs(logDir, LOGS_KEPT);
 	const sandbox = await openCommandSandbox(decision, ctx);

@@ -1,5 +1,5 @@
 import type { Static, TSchema } from '@sinclair/typebox';
-import type { ToolContext } from '../core/context';
+import type { PendingCall, ToolContext } from '../core/context';
 import type { ToolResult } from '../core/result';
 import type { Settings, ToolGroup } from '../core/settings';
 
@@ -37,7 +37,12 @@ export interface ToolDefinition<S extends TSchema = TSchema> {
 	readonly schema: S;
 	/** A short present-tense line for progress UI: `Reading src/a.ts`. */
 	describe(input: Static<S>): string;
-	run(input: Static<S>, ctx: ToolContext): Promise<ToolResult>;
+	/**
+	 * A read tool returns its result. A tool that changes something computes the change (or the
+	 * command) and returns it as a PendingCall, which the registry asks about and commits; a call
+	 * that turns out to change nothing (or fails) returns its result straight away.
+	 */
+	run(input: Static<S>, ctx: ToolContext): Promise<ToolResult | PendingCall>;
 }
 
 export function defineTool<S extends TSchema>(definition: ToolDefinition<S>): ToolDefinition<S> {

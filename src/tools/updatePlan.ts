@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
-import type { ToolContext } from '../core/context';
+import type { PendingCall, ToolContext } from '../core/context';
 import { countTasks, MAX_TASKS, renderPlan, summarize, taskSchema } from '../core/plan';
 import { textResult, ToolResult } from '../core/result';
-import { ABRIDGED_RESULT, planText, savePlan, withPlanForChange } from './planShared';
+import { ABRIDGED_RESULT, planText, pendingPlan, withPlanForChange } from './planShared';
 import { defineTool } from './tool';
 
 const schema = Type.Object({
@@ -30,13 +30,14 @@ export const updatePlanTool = defineTool({
 	run,
 });
 
-async function run(input: typeof schema.static, ctx: ToolContext): Promise<ToolResult> {
+async function run(input: typeof schema.static, ctx: ToolContext): Promise<ToolResult | PendingCall> {
 	const plan = { tasks: input.tasks };
-	const { state, kept } = await withPlanForChange(ctx, async state => ({ state, kept: await savePlan(ctx, state, plan, `Update the plan (${state.display})`) }));
-	const notes = [`Plan saved to ${state.display}: ${summarize(plan)}.`];
-	const counts = countTasks(plan);
-	if (counts.inProgress > 1) notes.push(`Note: ${counts.inProgress} tasks are in progress; keep one in progress at a time.`);
-	if (kept) notes.push(kept);
-	const rendered = planText(renderPlan(plan, { abridged: input.abridged }), ctx);
-	return textResult(`${notes.join('\n')}\n\n${rendered.text}`, { ...rendered.metadata, path: state.display, ...counts, filesTouched: [state.display] });
+	return withPlanForChange(ctx, state => pendingPlan(ctx, state, plan, `Update the plan (${state.display})`, kept => {
+		const notes = [`Plan saved to ${state.display}: ${summarize(plan)}.`];
+		const counts = countTasks(plan);
+		if (counts.inProgress > 1) notes.push(`Note: ${counts.inProgress} tasks are in progress; keep one in progress at a time.`);
+		if (kept) notes.push(kept);
+		const rendered = planText(renderPlan(plan, { abridged: input.abridged }), ctx);
+		return textResult(`${notes.join('\n')}\n\n${rendered.text}`, { ...rendered.metadata, path: state.display, ...counts, filesTouched: [state.display] });
+	}));
 }

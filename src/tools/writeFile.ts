@@ -1,10 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Type } from '@sinclair/typebox';
-import type { ToolContext } from '../core/context';
+import type { PendingCall, ToolContext } from '../core/context';
 import { ToolError } from '../core/errors';
 import { looksBinary } from '../core/files';
-import { commitChanges, readCurrent, withFileLocks } from '../core/mutation';
+import { pendingChange, readCurrent, planWithFileLocks } from '../core/mutation';
 import { textResult, ToolResult } from '../core/result';
 import { decodeChangeableText, decodeText, DEFAULT_FORMAT, encodeText, ensureFinalNewline, fitToFormat, TextFormat } from '../core/text';
 import { formatBytes } from '../core/truncate';
@@ -43,12 +43,12 @@ export const writeFileTool = defineTool({
 	run,
 });
 
-async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
+async function run(input: Input, ctx: ToolContext): Promise<ToolResult | PendingCall> {
 	const target = await ctx.boundary.resolve(input.path, 'write');
 	const display = target.display;
 	const mode: Mode = input.mode ?? 'overwrite';
 	const content = input.encoding === 'base64' ? decodeBase64(input.content) : undefined;
-	return withFileLocks(ctx.state, [target.absolute], async () => {
+	return planWithFileLocks(ctx.state, [target.absolute], async () => {
 		const current = await readCurrent(ctx, target.absolute, display);
 		if (current.exists && mode === 'create') {
 			throw new ToolError('already_exists', `${display} already exists (${formatBytes(current.bytes!.byteLength)}). Nothing was written. Use mode "overwrite" to replace it, mode "append" to add to it, or edit_file to change part of it.`);
@@ -61,26 +61,27 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 			return textResult(`No change: ${display} already holds exactly this content. Nothing was written.`, { path: display, bytesWritten: 0 });
 		}
 		const verb = !current.exists ? 'Create' : mode === 'append' ? 'Append to' : 'Overwrite';
-		const commit = await commitChanges(ctx, `${verb} ${display}`, [{ path: target.absolute, displayPath: display, before: current.bytes, after: bytes }]);
-		const written = mode === 'append' && current.exists ? bytes.byteLength - current.bytes!.byteLength : bytes.byteLength;
-		const what = !current.exists ? 'created' : mode === 'append' ? 'appended' : 'overwritten';
-		const lines = [`Wrote ${display} (${what}): ${formatBytes(written)}${mode === 'append' && current.exists ? ` appended, ${formatBytes(bytes.byteLength)} in all` : ''}, ${statSummary(commit)} lines.`, ...notes];
-		let truncated = false;
-		if (current.exists && !content) {
-			const diff = boundedDiff(commit.diff, `read ${display} with read_file to check the result`);
-			truncated = diff.truncated;
-			lines.push('', diff.text);
-		}
-		lines.push(...diagnosticsSection(commit));
-		return textResult(lines.join('\n'), {
-			truncated,
-			path: display,
-			bytesWritten: written,
-			totalBytes: bytes.byteLength,
-			created: !current.exists,
-			added: commit.stats[0]?.added ?? 0,
-			removed: commit.stats[0]?.removed ?? 0,
-			filesTouched: [display],
+		return pendingChange(ctx, `${verb} ${display}`, [{ path: target.absolute, displayPath: display, before: current.bytes, after: bytes }], commit => {
+			const written = mode === 'append' && current.exists ? bytes.byteLength - current.bytes!.byteLength : bytes.byteLength;
+			const what = !current.exists ? 'created' : mode === 'append' ? 'appended' : 'overwritten';
+			const lines = [`Wrote ${display} (${what}): ${formatBytes(written)}${mode === 'append' && current.exists ? ` appended, ${formatBytes(bytes.byteLength)} in all` : ''}, ${statSummary(commit)} lines.`, ...notes];
+			let truncated = false;
+			if (current.exists && !content) {
+				const diff = boundedDiff(commit.diff, `read ${display} with read_file to check the result`);
+				truncated = diff.truncated;
+				lines.push('', diff.text);
+			}
+			lines.push(...diagnosticsSection(commit));
+			return textResult(lines.join('\n'), {
+				truncated,
+				path: display,
+				bytesWritten: written,
+				totalBytes: bytes.byteLength,
+				created: !current.exists,
+				added: commit.stats[0]?.added ?? 0,
+				removed: commit.stats[0]?.removed ?? 0,
+				filesTouched: [display],
+			});
 		});
 	});
 }

@@ -1,9 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Type } from '@sinclair/typebox';
-import type { ToolContext } from '../core/context';
+import type { PendingCall, ToolContext } from '../core/context';
 import { ToolError } from '../core/errors';
-import { commitChanges, withFileLocks } from '../core/mutation';
+import { pendingChange, planWithFileLocks } from '../core/mutation';
 import { textResult, ToolResult } from '../core/result';
 import { ensureFinalNewline } from '../core/text';
 import { formatBytes } from '../core/truncate';
@@ -38,7 +38,7 @@ export const writeOutputTool = defineTool({
 	run,
 });
 
-async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
+async function run(input: Input, ctx: ToolContext): Promise<ToolResult | PendingCall> {
 	const name = checkName(input.name);
 	const root = ctx.boundary.roots[0];
 	if (!root) throw new ToolError('outside_boundary', 'No workspace folder is open, so there is no outputs folder. Ask the user to open a folder.');
@@ -48,17 +48,17 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 	if (stat && !stat.isDirectory()) {
 		throw new ToolError('not_directory', `The outputs folder ${folder.display} is a file, not a folder. Nothing was written. Ask the user to fix the toolbelt.outputsDirectory setting.`);
 	}
-	// One lock on the folder: two outputs with the same name at once must not pick the same file.
-	return withFileLocks(ctx.state, [folder.absolute], async () => {
+	// One lock on the folder while a free name is picked. Should another output take that name before
+	// this one is committed (both waiting for confirmation), the commit refuses rather than overwrite.
+	return planWithFileLocks(ctx.state, [folder.absolute], async () => {
 		const target = await freeName(ctx, folder.absolute, name);
 		const bytes = Buffer.from(ensureFinalNewline(input.content, '\n'), 'utf8');
-		await commitChanges(ctx, `Save output ${target.display}`, [{ path: target.absolute, displayPath: target.display, before: null, after: bytes }]);
 		const renamed = path.basename(target.absolute) !== `${name}.md` ? ` (${name}.md was taken)` : '';
-		return textResult(`Saved ${target.display}${renamed}: ${formatBytes(bytes.byteLength)}.`, {
+		return pendingChange(ctx, `Save output ${target.display}`, [{ path: target.absolute, displayPath: target.display, before: null, after: bytes }], () => textResult(`Saved ${target.display}${renamed}: ${formatBytes(bytes.byteLength)}.`, {
 			path: target.display,
 			bytesWritten: bytes.byteLength,
 			filesTouched: [target.display],
-		});
+		}));
 	});
 }
 

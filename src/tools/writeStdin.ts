@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
-import type { ToolContext } from '../core/context';
+import type { PendingCall, ToolContext } from '../core/context';
+import type { Session } from '../core/sessions';
 import type { ToolResult } from '../core/result';
 import { describeEnd, findSession, oneLine, SESSION_ID_DESCRIPTION, sessionsOf, visibleChars } from './commandSupport';
 import { MAX_YIELD_MS, sessionResult } from './execCommand';
@@ -33,34 +34,47 @@ export const writeStdinTool = defineTool({
 	run,
 });
 
-async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
+/**
+ * Plans the call without touching the session: a preview (prepareInvocation) must not send the
+ * keys, nor drain the output the real call is about to return. Reading needs no confirmation
+ * (unless approval is "always"); sending keys is a command the person may be asked about.
+ */
+async function run(input: Input, ctx: ToolContext): Promise<PendingCall> {
 	const session = findSession(sessionsOf(ctx), input.sessionId);
 	const chars = input.chars ?? '';
 	const label = `Session ${session.id} (\`${oneLine(session.command, 60)}\`)`;
 	if (!chars || !session.alive) {
-		// Only reading, which needs no confirmation (unless approval is "always"). The call still goes
-		// through approve: a preview (prepareInvocation) must stop here, or it would drain the output
-		// the real call is about to return.
-		await ctx.approve({ kind: 'call', title: `Reading the output of session ${session.id}`, detail: JSON.stringify(input, null, 2) });
+		return {
+			pending: true,
+			request: { kind: 'call', title: `Reading the output of session ${session.id}`, detail: JSON.stringify(input, null, 2) },
+			commit: approved => (session.alive
+				? follow(session, input, approved, `${label}.`)
+				// Harmless: nothing is sent, and whatever it printed last is still handed over.
+				: Promise.resolve(sessionResult(session, `${label} has already ${describeEnd(session)}; ${chars ? 'the input was not sent' : 'there is nothing more to wait for'}. Start it again with exec_command if you need it.`))),
+		};
 	}
-	if (!session.alive) {
-		// Harmless: nothing is sent, and whatever it printed last is still handed over.
-		return sessionResult(session, `${label} has already ${describeEnd(session)}; ${chars ? 'the input was not sent' : 'there is nothing more to wait for'}. Start it again with exec_command if you need it.`);
-	}
-	if (chars) {
-		await ctx.approve({
+	return {
+		pending: true,
+		request: {
 			kind: 'command',
 			title: `Sending input to session ${session.id} (${oneLine(session.command, 40)})`,
 			command: visibleChars(chars),
 			cwd: session.options.cwd,
 			sandboxed: (session.options.sandbox?.kind ?? 'none') !== 'none',
-		});
-		// The session may have ended while the person was deciding.
-		if (!session.alive) return sessionResult(session, `${label} ${describeEnd(session)} before the input could be sent; nothing was sent.`);
-		session.write(chars);
-	}
+		},
+		commit: async approved => {
+			// The session may have ended while the person was deciding.
+			if (!session.alive) return sessionResult(session, `${label} ${describeEnd(session)} before the input could be sent; nothing was sent.`);
+			session.write(chars);
+			return follow(session, input, approved, `${label}: sent ${oneLine(visibleChars(chars), 60)}.`);
+		},
+	};
+}
+
+/** Waits for the session's output (up to yieldMs), then returns what it printed. */
+async function follow(session: Session, input: Input, ctx: ToolContext, header: string): Promise<ToolResult> {
 	session.lastActivityAt = Date.now();
 	await session.waitForExit(input.yieldMs ?? DEFAULT_WRITE_YIELD_MS, ctx.signal);
 	ctx.note({ target: `session ${session.id}` });
-	return sessionResult(session, `${label}${chars ? `: sent ${oneLine(visibleChars(chars), 60)}` : ''}.`);
+	return sessionResult(session, header);
 }

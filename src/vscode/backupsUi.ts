@@ -5,7 +5,7 @@ import type { ActivityRecord } from '../core/activityStore';
 import { pruneBackups } from '../core/backupPruning';
 import { BackupEntry, BackupSet, listBackups, restoreChanges } from '../core/backups';
 import type { FileChange, ToolContext } from '../core/context';
-import { commitChanges } from '../core/mutation';
+import { commitPlan, planChange } from '../core/mutation';
 import type { ToolEnvironment } from '../tools/registry';
 import { toAbortSignal } from './cancellation';
 import { originalUri } from './changeDiffs';
@@ -86,7 +86,9 @@ export class BackupsUi implements vscode.Disposable {
 		if (!await confirm(question, detail)) return false;
 		return vscode.window.withProgress({ location: vscode.ProgressLocation.Notification, title: `Toolbelt: restoring ${entry.displayPath}`, cancellable: true }, async (_progress, token) => {
 			try {
-				await commitChanges(this.restoreContext(boundary, toAbortSignal(token)), `Restore ${entry.displayPath} from the backup of ${new Date(set.createdAt).toLocaleString()}`, changes);
+				const ctx = this.restoreContext(boundary, toAbortSignal(token));
+				// The person confirmed the restore after seeing its diff.
+				await commitPlan(ctx, await planChange(ctx, `Restore ${entry.displayPath} from the backup of ${new Date(set.createdAt).toLocaleString()}`, changes), true);
 				void vscode.window.showInformationMessage(`Toolbelt: restored ${entry.displayPath}.`);
 				return true;
 			} catch (error) {
@@ -111,8 +113,6 @@ export class BackupsUi implements vscode.Disposable {
 			signal,
 			host: this.env.host,
 			state: { fileVersions: new Map(), fileLocks: this.env.state.fileLocks },
-			// The person confirmed the restore after seeing its diff.
-			approve: async () => true,
 			note: () => undefined,
 		};
 	}

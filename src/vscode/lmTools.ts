@@ -14,7 +14,8 @@ export function registerLanguageModelTools(registry: ToolRegistry, tools: readon
 		prepareInvocation: (options, token) => prepare(registry, tool, options.input, token),
 		invoke: async (options, token) => toLanguageModelResult(await registry.invoke(tool.name, options.input, {
 			signal: toAbortSignal(token),
-			// In chat, VS Code has already shown our confirmationMessages and the person agreed.
+			// In chat, VS Code has already shown our confirmationMessages and the person agreed: the
+			// registry commits the call prepare planned (and shown), or plans it now if prepare was skipped.
 			approval: 'preconfirmed',
 		})),
 	}));

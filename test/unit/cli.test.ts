@@ -109,7 +109,7 @@ describe('CLI', () => {
 		// Storage must be private (a folder found open to others is refused).
 		fs.mkdirSync(storage, { mode: 0o700 });
 		const HOUR = 60 * 60 * 1000;
-		/** A backup set as commitChanges leaves it, `ageMs` old, holding `bytes` of copies. */
+		/** A backup set as commitPlan leaves it, `ageMs` old, holding `bytes` of copies. */
 		const oldSet = (id: string, ageMs: number, bytes: number) => {
 			fs.mkdirSync(path.join(backups, id), { recursive: true });
 			fs.writeFileSync(path.join(backups, id, '0-a.txt'), Buffer.alloc(bytes));

@@ -108,7 +108,7 @@ describe('crash safety and concurrency', () => {
 			},
 		});
 		assert.equal(result.error?.code, 'stale_write');
-		assert.match(result.error!.message, /changed on disk while waiting for confirmation/);
+		assert.match(result.error!.message, /changed since you were shown the change.*Nothing was written\. Read it again/);
 		assert.equal(fs.readFileSync(tree.file('race.txt'), 'utf8'), 'someone else, meanwhile\n');
 	});
 });

@@ -40,7 +40,7 @@ describe('withFileLocks', () => {
 	});
 });
 
-describe('commitChanges through the tools', () => {
+describe('the change pipeline through the tools', () => {
 	let tree: ReturnType<typeof makeTree>;
 	beforeEach(() => { tree = makeTree({ 'a.txt': 'a\n', '.git/config': '[core]\n' }); });
 	afterEach(() => tree.cleanup());

@@ -9,7 +9,7 @@ import { defineTool } from '../../src/tools/tool';
 import { makeHarness, makeTree } from './helpers';
 
 /** A mutating tool that records what it would write, to test the approval flow without files. */
-function fakeTools(log: string[]) {
+function fakeTools(log: string[], plans: string[] = []) {
 	const touch = defineTool({
 		name: 'touch', referenceName: 'tbTouch', displayName: 'Touch', group: 'edit', mutating: true, icon: 'edit', tags: [],
 		userDescription: 'test', modelDescription: 'test',
@@ -21,12 +21,18 @@ function fakeTools(log: string[]) {
 		describe: input => `Touching ${input.path}`,
 		run: async (input, ctx) => {
 			const target = await ctx.boundary.resolve(input.path, 'write');
-			await ctx.approve({
-				kind: 'files', title: `Touch ${target.display}`, protectedPaths: target.isProtected ? [target.display] : [],
-				changes: [{ path: target.absolute, displayPath: target.display, before: null, after: new Uint8Array() }],
-			});
-			log.push(`touched ${target.display}`);
-			return textResult(`touched ${target.display}`, { filesTouched: [target.display] });
+			plans.push(target.display);
+			return {
+				pending: true,
+				request: {
+					kind: 'files', title: `Touch ${target.display}`, protectedPaths: target.isProtected ? [target.display] : [],
+					changes: [{ path: target.absolute, displayPath: target.display, before: null, after: new Uint8Array() }],
+				},
+				commit: async () => {
+					log.push(`touched ${target.display}`);
+					return textResult(`touched ${target.display}`, { filesTouched: [target.display] });
+				},
+			};
 		},
 	});
 	const look = defineTool({

@@ -14,8 +14,8 @@ import {
 /**
  * Stages a parsed patch: every file is read, patched and encoded in memory, and the whole set
  * becomes FileChange[] only when every operation succeeded. Nothing here writes; the caller
- * commits the changes in one go (commitChanges), so a failing hunk in the tenth file leaves
- * the first nine untouched.
+ * commits the changes in one go (pendingChange, then commitPlan), so a failing hunk in the tenth
+ * file leaves the first nine untouched.
  */
 
 export type FileStatus = 'added' | 'deleted' | 'modified' | 'moved';

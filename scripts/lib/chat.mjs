@@ -105,6 +105,29 @@ export async function nextQuestion(page, what) {
 	return (await page.locator(MODAL).count()) ? 'modal' : 'chat';
 }
 
+/**
+ * What appears first once a prompt is sent: a confirmation in chat ('chat') or the response showing
+ * `answer` ('answer'), for tools that may or may not ask.
+ */
+export async function confirmationOrAnswer(page, answer, what) {
+	await expectShown(page.locator(CONFIRMATION).or(page.locator(TRANSCRIPT).getByText(answer)).first(), `a confirmation in chat or the answer for ${what}`);
+	return (await page.locator(CONFIRMATION).count()) ? 'chat' : 'answer';
+}
+
+/**
+ * Undoes every edit of chat's editing session as a person does: the "Undo" button above the chat
+ * input, then "Yes" in the question it asks.
+ */
+export async function undoChatEdits(page) {
+	const buttons = `${CHAT} :is(.action-label, .monaco-button)`;
+	const undo = page.locator(`${buttons}:visible`).filter({ hasText: /^Undo$/ }).or(page.locator(`${buttons}[aria-label^="Undo All Edits"]:visible`)).first();
+	await (await expectShown(undo, 'chat\'s "Undo" button over the input (its editing session)', 10_000)).click();
+	const box = page.locator(MODAL);
+	await expectShown(box, 'chat\'s question "Undo all edits?"', 5000);
+	await box.locator('.dialog-buttons .monaco-button', { hasText: 'Yes' }).first().click();
+	await box.waitFor({ state: 'detached' });
+}
+
 /** Waits until the response shows `text` (the scripted model's closing answer names its scenario). */
 export function answerShown(page, text) {
 	return expectShown(page.locator(TRANSCRIPT).getByText(text).first(), `the model's answer "${text}" in the chat`);

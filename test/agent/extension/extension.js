@@ -103,7 +103,7 @@ function nextReply({ scenario, results }, offered) {
 	const script = scenario && scenarios[scenario];
 	if (!script) return { text: scenario ? `Scripted model: there is no scenario "${scenario}".` : 'Scripted chat' };
 	try {
-		const step = script.calls[results.length];
+		const step = nextStep(script.calls, results);
 		if (!step) return { text: closingAnswer(scenario, results) };
 		if (!offered.has(step.tool)) return { text: `Scripted model: ${step.tool} was not offered (offered: ${[...offered].join(', ')}).` };
 		const input = typeof step.input === 'function' ? step.input(results) : step.input;
@@ -111,6 +111,23 @@ function nextReply({ scenario, results }, offered) {
 	} catch (error) {
 		return { text: `Scripted model: scenario "${scenario}" failed at round ${results.length}: ${error.message}` };
 	}
+}
+
+/**
+ * The step that comes after `results`: each result answers the step in turn, except that a step with
+ * `retry` is called again while its latest result matches (up to `retry.attempts` calls).
+ */
+function nextStep(calls, results) {
+	let index = 0;
+	let calledTimes = 0;
+	for (const result of results) {
+		const retry = calls[index]?.retry;
+		calledTimes++;
+		if (retry && calledTimes < retry.attempts && retry.while(result.text)) continue;
+		index++;
+		calledTimes = 0;
+	}
+	return calls[index];
 }
 
 /** Each tool's result (its first lines), so the chat shows what the model received. */

@@ -1,6 +1,7 @@
 // The scripts the scripted model plays (extension.js), each picked by a chat prompt holding
 // "scenario:NAME". A script is its tool calls, one per round (an input may be a function of the
-// results so far: [{ callId, name, text }]), then a closing answer quoting what the tools returned.
+// results so far: [{ callId, name, text }]; `retry` repeats a call while its result says to), then a
+// closing answer quoting what the tools returned.
 // test/e2e/agent.e2e.mjs sends `prompt` and plays the person's part.
 
 const PATCH_TWO_FILES = patch([
@@ -13,6 +14,17 @@ const PATCH_TWO_FILES = patch([
 	'-\treturn `Hello, ${name}!`;',
 	'+\treturn `Hi, ${name}!`;',
 ]);
+
+/** Where a sandboxed command tries to write outside the workspace (the host's /tmp is not seen inside). */
+const OUTSIDE_SANDBOX = 'toolbelt-e2e-outside-sandbox.txt';
+
+/** The file a command outside the sandbox would create, had the person let it run. */
+const ESCALATION_MARKER = 'escalated-marker.txt';
+const JUSTIFICATION = 'The scripted model wants to create escalated-marker.txt without the sandbox.';
+
+/** A TypeScript project in the test workspace: `Shape.area` is declared, implemented and called across three files. */
+const RENAME_AREA = { path: 'ts-project/src/report.ts', line: 5, symbol: 'area', newName: 'surface' };
+const AREA_CALL_LINE = 'return shapes.reduce((sum, shape) => sum + shape.area(), 0);';
 
 /** The contents a hostile script would like to plant in protected places. */
 const PLANTED = {
@@ -44,9 +56,24 @@ const scenarios = {
 		prompt: 'Call read_file with a wrong argument.',
 		calls: [{ tool: 'toolbelt_read_file', input: { offset: 'ten' } }],
 	},
-	'run-echo': {
-		prompt: 'Write "hi" to out.txt with a shell command.',
-		calls: [{ tool: 'toolbelt_run_command', input: { command: 'echo hi > out.txt && echo written' } }],
+	'run-sandboxed': {
+		prompt: 'Write "hi" to out.txt with a shell command, then write a file in the home folder.',
+		calls: [
+			{ tool: 'toolbelt_run_command', input: { command: 'echo hi > out.txt && echo written' } },
+			{ tool: 'toolbelt_run_command', input: { command: `echo x > "$HOME/${OUTSIDE_SANDBOX}"` } },
+		],
+	},
+	// The TypeScript server loads the project first; a hover before then says "(loading...)".
+	'rename-ours': {
+		prompt: 'Rename Shape.area to surface with Toolbelt.',
+		calls: [
+			{ tool: 'toolbelt_hover', input: { path: RENAME_AREA.path, line: RENAME_AREA.line, symbol: RENAME_AREA.symbol }, retry: { attempts: 8, while: text => /\(loading\.\.\.\)|^Error/.test(text) } },
+			{ tool: 'toolbelt_rename_symbol', input: RENAME_AREA },
+		],
+	},
+	'rename-copilot': {
+		prompt: 'Rename Shape.area to surface with Copilot\'s rename tool.',
+		calls: [{ tool: 'vscode_renameSymbol', input: { symbol: RENAME_AREA.symbol, newName: RENAME_AREA.newName, filePath: RENAME_AREA.path, lineContent: AREA_CALL_LINE } }],
 	},
 	'tools-offered': {
 		prompt: 'Just answer: the test reads which tools this request offered.',
@@ -74,12 +101,12 @@ const scenarios = {
 		{ patch: patch(['*** Add File: notes/d.txt', '+d']) },
 		{ patch: patch(['*** Add File: .git/hooks/pre-commit', ...PLANTED.hook.trimEnd().split('\n').map(line => `+${line}`)]) },
 	]),
-	// Needs run_command's `sandbox: false` + `justification` (the sandbox work adds them); the test
-	// skips it until the schema offers them.
+	// The second command runs unasked but in the sandbox, where .env is read-only; the third asks to
+	// leave the sandbox.
 	'command-then-unsandboxed': allowanceThenProtected('Run two commands, then one outside the sandbox.', 'toolbelt_run_command', [
 		{ command: 'echo e > notes/e.txt' },
-		{ command: 'echo f > notes/f.txt' },
-		{ command: 'echo planted >> .env', sandbox: false, justification: 'The scripted model wants to append to .env.' },
+		{ command: `echo ${PLANTED.env} >> .env` },
+		{ command: `echo escalated > ${ESCALATION_MARKER}`, sandbox: false, justification: JUSTIFICATION },
 	]),
 };
 
@@ -98,4 +125,4 @@ function lineOf(readResult, n) {
 	return line.slice(`${n}\t`.length);
 }
 
-module.exports = { scenarios, PLANTED };
+module.exports = { scenarios, PLANTED, OUTSIDE_SANDBOX, ESCALATION_MARKER, JUSTIFICATION, RENAME_AREA };

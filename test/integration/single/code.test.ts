@@ -116,7 +116,7 @@ describe('code intelligence on VS Code\'s TypeScript server', function () {
 			const registry = ownRegistry(subscriptions);
 			const input = { path: `${PROJECT}/src/report.ts`, line: 5, symbol: 'area', newName: 'surface' };
 			const prepared = await prepare(registry, registry.get('rename_symbol')!, input);
-			assert.equal(prepared.confirmationMessages?.title, 'Rename area → surface in 3 files: ts-project/src/circle.ts, ts-project/src/report.ts, ts-project/src/shapes.ts');
+			assert.equal(prepared.confirmationMessages?.title, 'Rename area → surface in 3 files: ts-project/src/circle.ts, ts-project/src/report.ts, ts-project/src/shapes.ts?', 'chat asks the question a person answers');
 			const message = prepared.confirmationMessages?.message;
 			const body = typeof message === 'string' ? message : message?.value ?? '';
 			for (const file of ['circle', 'report', 'shapes']) assert.match(body, new RegExp(`\\+\\+\\+ b/ts-project/src/${file}\\.ts\\n`));

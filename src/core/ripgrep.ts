@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { CancelledError, ToolError } from './errors';
+import { readOnlySearch, SandboxHostOptions } from './sandbox/runtime';
 
 /**
  * ripgrep for find_files and grep: the binary that ships inside `@vscode/ripgrep` (no download),
@@ -115,6 +117,12 @@ export interface RgOptions extends LineHandler {
 	readonly signal?: AbortSignal;
 	/** Longest line held in memory (default 64 KB): what a line costs, whatever rg prints. */
 	readonly maxLineBytes?: number;
+	/**
+	 * Runs rg in the read-only search sandbox, seeing `cwd` and nothing else of the user's, so a
+	 * folder swapped for a link to the outside mid-search leads nowhere. Undefined: rg runs plainly
+	 * (toolbelt.sandbox.mode "off", or a host without a sandbox).
+	 */
+	readonly confine?: SandboxHostOptions;
 }
 
 const STDERR_BYTES = 8 * 1024;
@@ -125,11 +133,16 @@ const MAX_LINE_BYTES = 64 * 1024;
  * the signal fires (rg is killed first). The one place rg is started: whatever wraps it (a sandbox)
  * wraps it here.
  */
-export function runRg(args: readonly string[], options: RgOptions): Promise<RgRun> {
-	if (options.signal?.aborted) return Promise.reject(new CancelledError('The search'));
+export async function runRg(args: readonly string[], options: RgOptions): Promise<RgRun> {
+	if (options.signal?.aborted) throw new CancelledError('The search');
+	const plain = { file: rgPath(), args };
+	const program = options.confine
+		? await readOnlySearch(plain, { folders: [options.cwd, ...ancestorIgnoreFiles(options.cwd)], cwd: options.cwd }, options.confine) ?? plain
+		: plain;
+	if (options.signal?.aborted) throw new CancelledError('The search');
 	return new Promise((resolve, reject) => {
 		// stdin is /dev/null: with a pipe there, rg would search its standard input.
-		const child = spawn(rgPath(), args, { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+		const child = spawn(program.file, [...program.args], { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
 		const lines = new LineSplitter(options, options.maxLineBytes ?? MAX_LINE_BYTES);
 		let stderr = '';
 		let stopped = false;
@@ -287,4 +300,19 @@ const HIDDEN_PART = /(^|\/)\.(?!\.?(\/|$))/;
 export function cleanRelative(printed: string): string {
 	const posix = path.sep === '\\' ? printed.replace(/\\/g, '/') : printed;
 	return posix.startsWith('./') ? posix.slice(2) : posix;
+}
+
+/**
+ * The ignore files of the folders above `folder` (rg honours a parent's .gitignore): shown in the
+ * search sandbox too, so a workspace folder inside a repository skips what it skipped before.
+ */
+function ancestorIgnoreFiles(folder: string): string[] {
+	const found: string[] = [];
+	for (let current = path.dirname(path.resolve(folder)); ; current = path.dirname(current)) {
+		for (const name of ['.gitignore', '.ignore', '.rgignore']) {
+			const candidate = path.join(current, name);
+			if (existsSync(candidate)) found.push(candidate);
+		}
+		if (path.dirname(current) === current) return found;
+	}
 }

@@ -6,7 +6,7 @@ import { ToolError } from '../core/errors';
 import { textResult, ToolResult } from '../core/result';
 import { cleanRelative, comparePaths, filterArgs, inputErrorOf, isHiddenBelow, runRg, warningsOf } from '../core/ripgrep';
 import { formatCount } from '../core/truncate';
-import { searchScopes } from './searchScope';
+import { searchConfinement, searchScopes } from './searchScope';
 import { defineTool } from './tool';
 
 const schema = Type.Object({
@@ -62,6 +62,7 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 		const result = await runRg([...args, '--files', '--', scope.arg], {
 			cwd: scope.cwd,
 			signal: ctx.signal,
+			confine: searchConfinement(ctx),
 			line: bytes => {
 				if (bytes.length === 0) return;
 				const relative = cleanRelative(bytes.toString('utf8'));

@@ -6,7 +6,7 @@ import { textResult, ToolResult } from '../core/result';
 import { cleanRelative, comparePaths, filterArgs, inputErrorOf, isHiddenBelow, runRg, warningsOf } from '../core/ripgrep';
 import { formatCount } from '../core/truncate';
 import { fillWindows, FoundLine, GREP_LINE_CHARS, WindowSearch } from './grepWindows';
-import { globList, SearchScope, searchScopes } from './searchScope';
+import { globList, searchConfinement, SearchScope, searchScopes } from './searchScope';
 import { defineTool } from './tool';
 
 const schema = Type.Object({
@@ -116,6 +116,7 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 		pcre2: collected.pcre2,
 		context,
 		signal: ctx.signal,
+		confine: searchConfinement(ctx),
 	});
 	ctx.note({ target: input.pattern });
 	return render(input, collected, page, offset, limit, ctx);
@@ -148,6 +149,7 @@ async function collect(options: CollectOptions, pcre2 = false): Promise<Collecte
 		const result = await runRg(args, {
 			cwd: scope.cwd,
 			signal: options.ctx.signal,
+			confine: searchConfinement(options.ctx),
 			line: bytes => {
 				const record = records.read(bytes);
 				if (!record) return;

@@ -1,3 +1,4 @@
+import type { SandboxHostOptions } from '../core/sandbox/runtime';
 import { rgJsonHandler, RgJsonLine } from '../core/rgJson';
 import { cleanRelative, runRg } from '../core/ripgrep';
 import { formatCount } from '../core/truncate';
@@ -49,6 +50,7 @@ export interface WindowOptions {
 	readonly pcre2: boolean;
 	readonly context: number;
 	readonly signal: AbortSignal;
+	readonly confine?: SandboxHostOptions;
 }
 
 /**
@@ -74,6 +76,7 @@ export async function fillWindows(searches: readonly WindowSearch[], options: Wi
 		await runRg(args, {
 			cwd,
 			signal: options.signal,
+			confine: options.confine,
 			...rgJsonHandler(message => {
 				const key = keyOf(cleanRelative(message.path), message.lineNumber);
 				const line = wanted.get(key);

@@ -1,3 +1,4 @@
+import type { SandboxHostOptions } from '../core/sandbox/runtime';
 import type * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ToolContext } from '../core/context';
@@ -77,4 +78,12 @@ export function globList(value: string | undefined): string[] {
 	}
 	globs.push(current);
 	return globs.map(glob => glob.trim()).filter(Boolean);
+}
+
+/**
+ * How ripgrep runs for this call: confined to the searched folder (see runRg), unless the person
+ * switched the sandbox off.
+ */
+export function searchConfinement(ctx: ToolContext): SandboxHostOptions | undefined {
+	return ctx.settings.sandbox.mode === 'off' ? undefined : ctx.host.sandbox ?? {};
 }

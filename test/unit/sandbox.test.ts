@@ -8,6 +8,7 @@ import { needsApproval } from '../../src/core/approval';
 import type { ApprovalRequest } from '../../src/core/context';
 import { procStat } from '../../src/core/process';
 import { resultText } from '../../src/core/result';
+import { runRg } from '../../src/core/ripgrep';
 import { explainBlocked } from '../../src/core/sandbox/blocked';
 import { bwrapArgs } from '../../src/core/sandbox/bwrap';
 import { commandPolicy, findProtected, SandboxPolicy } from '../../src/core/sandbox/policy';
@@ -464,6 +465,28 @@ describe('the read-only search profile', function () {
 		assert.match(result.stderr, /Read-only file system/);
 		assert.equal(fs.existsSync(tree.file('src/b.txt')), false);
 		assert.ok(program!.args.includes('--unshare-net') && !program!.args.includes('--bind'), 'no network, nothing writable');
+	});
+
+	it('runs ripgrep there: a link to the outside leads nowhere, a parent folder\'s .gitignore still counts', async function () {
+		const available = await sandboxAvailability();
+		if (process.platform !== 'linux' || !available.ok) this.skip();
+		const outside = makeTree({ 'secret.txt': 'TOPSECRET\n' });
+		const parent = makeTree({ '.gitignore': 'skipped.txt\n', 'ws/skipped.txt': 'TOPSECRET\n', 'ws/kept.txt': 'TOPSECRET\n' });
+		try {
+			const ws = parent.file('ws');
+			fs.symlinkSync(outside.root, path.join(ws, 'out'));
+			const search = async (confine: SandboxHostOptions | undefined, target: string) => {
+				const found: string[] = [];
+				await runRg(['--no-config', '--no-require-git', '-l', 'TOPSECRET', '--', target], { cwd: ws, confine, line: bytes => { found.push(bytes.toString()); } });
+				return found.sort();
+			};
+			assert.deepEqual(await search(undefined, 'out'), ['out/secret.txt'], 'plain rg follows a link given as its path');
+			assert.deepEqual(await search({}, 'out'), [], 'confined, the outside is not there');
+			assert.deepEqual(await search({}, '.'), ['./kept.txt'], 'the parent\'s .gitignore is seen');
+		} finally {
+			outside.cleanup();
+			parent.cleanup();
+		}
 	});
 });
 

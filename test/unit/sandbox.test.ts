@@ -148,6 +148,13 @@ describe('protected paths found for the sandbox', () => {
 		assert.deepEqual(found.paths.map(p => path.relative(tree.root, p)).sort(), ['.env', '.git', '.vscode/settings.json', 'deep/er/.env.local', 'node_modules', 'repo2/.git']);
 	});
 
+	it('reads a folder glob as the boundary does: `repo2/.git/` and `repo2/.git` both protect the folder whole', async () => {
+		for (const glob of ['repo2/.git/', 'repo2/.git']) {
+			const found = await findProtected([tree.root], [glob], { nocase: false, limit: 1000 });
+			assert.deepEqual(found.paths.map(p => path.relative(tree.root, p)), ['repo2/.git'], glob);
+		}
+	});
+
 	it('says when the walk stopped at its bound', async () => {
 		const found = await findProtected([tree.root], ['**/.env*'], { nocase: false, limit: 3 });
 		assert.equal(found.complete, false);

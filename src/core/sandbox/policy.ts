@@ -171,7 +171,9 @@ interface ProtectedRule {
 	mayHold(relative: string): boolean;
 }
 
-function protectedRule(glob: string, nocase: boolean): ProtectedRule {
+function protectedRule(written: string, nocase: boolean): ProtectedRule {
+	// `foo/` names the folder, as the boundary reads it (protectedMatcher): the folder and all it holds.
+	const glob = written.replace(/\/+$/, '');
 	const matches = picomatch(glob, { dot: true, nocase });
 	const folderGlob = glob.endsWith('/**') ? glob.slice(0, -3) : undefined;
 	const whole = folderGlob ? picomatch(folderGlob, { dot: true, nocase }) : () => false;

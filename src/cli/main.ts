@@ -6,8 +6,9 @@ import { pruneBackups } from '../core/backupPruning';
 import type { ApprovalRequest } from '../core/context';
 import { createNodeEnvironment } from '../core/nodeHost';
 import type { ToolResult } from '../core/result';
-import { BackupLimits, defaultSettings, mergeSettings, SettingsOverrides } from '../core/settings';
+import { Approval, BackupLimits, defaultSettings, mergeSettings, SettingsOverrides } from '../core/settings';
 import { StorageError } from '../core/storage';
+import { McpOptions, serveMcp } from '../mcp/server';
 import { ALL_TOOLS, ToolRegistry } from '../tools';
 
 const USAGE = `Usage:
@@ -22,6 +23,12 @@ const USAGE = `Usage:
       workspace folders under <temp>/toolbelt-<uid>); it must be yours and closed to other users
       (mode 700). After a change, backups beyond the settings' backups.maxAgeDays / maxTotalMB
       are removed.
+  toolbelt mcp [--root DIR]... [--approval never|edits|mutating|always] [--settings '<json>'] [--storage DIR]
+      Serves the tools over MCP on stdin/stdout. Without --root, the client's MCP roots (or the
+      current folder) are the workspace. Changes and commands that need approval are put to the
+      person through the client (MCP elicitation); a client that cannot ask gets them refused,
+      unless --approval (default mutating) lets them run. Protected paths and commands outside
+      the sandbox always need a person.
 
 Exit codes: 0 success, 1 the tool reported an error, 2 bad usage.`;
 
@@ -64,6 +71,33 @@ function parseRunArgs(args: string[]): RunArgs {
 	}
 	if (input === undefined) throw new UsageError('run needs --input with the tool\'s JSON input (or @file.json).');
 	return { tool, input, roots: roots.length ? roots : [process.cwd()], yes, settings, ...(storageDir ? { storageDir: path.resolve(storageDir) } : {}) };
+}
+
+const APPROVALS: readonly Approval[] = ['never', 'edits', 'mutating', 'always'];
+
+function parseMcpArgs(args: string[]): McpOptions {
+	const options: McpOptions = { roots: [], approval: 'mutating', settings: {} };
+	for (let i = 0; i < args.length; i++) {
+		const flag = args[i];
+		const value = () => {
+			const next = args[++i];
+			if (next === undefined) throw new UsageError(`${flag} needs a value.`);
+			return next;
+		};
+		switch (flag) {
+			case '--root': options.roots.push(path.resolve(value())); break;
+			case '--settings': options.settings = parseSettings(readArg(value())); break;
+			case '--storage': options.storageDir = path.resolve(value()); break;
+			case '--approval': {
+				const approval = value() as Approval;
+				if (!APPROVALS.includes(approval)) throw new UsageError(`--approval must be one of ${APPROVALS.join(', ')}.`);
+				options.approval = approval;
+				break;
+			}
+			default: throw new UsageError(`Unknown option ${flag}.`);
+		}
+	}
+	return options;
 }
 
 /** Settings overrides; one that would be ignored is a usage error, not a silent default. */
@@ -154,6 +188,7 @@ export async function main(argv: string[]): Promise<number> {
 		switch (command) {
 			case 'list': return list();
 			case 'run': return await run(parseRunArgs(rest));
+			case 'mcp': await serveMcp(parseMcpArgs(rest)); return 0;
 			case 'help': case '--help': case '-h': process.stdout.write(`${USAGE}\n`); return 0;
 			default: throw new UsageError(command ? `Unknown command "${command}".` : 'No command given.');
 		}

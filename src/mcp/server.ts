@@ -55,15 +55,18 @@ export function createMcpServer(options: McpOptions): { server: Server; dispose(
 	server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: descriptions.map(toMcpTool) }));
 	server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
 		const progressToken = request.params._meta?.progressToken;
+		// Progress must increase with each notification: a count of them does.
+		let sent = 0;
 		const progress = progressToken === undefined ? undefined : startProgress(message => extra.sendNotification({
 			method: 'notifications/progress',
-			params: { progressToken, progress: Date.now(), message },
+			params: { progressToken, progress: ++sent, message },
 		}).catch(() => undefined));
 		try {
 			const result = await (await getRegistry()).invoke(request.params.name, request.params.arguments ?? {}, { signal: extra.signal });
 			return toMcpResult(result);
 		} finally {
-			progress?.finish();
+			// Sent before the result: a client stops listening for progress once the call has answered.
+			await progress?.finish();
 		}
 	});
 	return { server, dispose: async () => await env?.state.sessions?.dispose() };
@@ -109,14 +112,14 @@ function cannotAsk(request: ApprovalRequest, approval: Approval): ToolError {
 }
 
 /** Tells the client a call started, then every few seconds that it is still running, then that it ended. */
-function startProgress(send: (message: string) => void): { finish(): void } {
+function startProgress(send: (message: string) => Promise<unknown>): { finish(): Promise<void> } {
 	const started = Date.now();
-	send('started');
-	const timer = setInterval(() => send(`running ${Math.round((Date.now() - started) / 1000)} s`), PROGRESS_EVERY_MS);
+	void send('started');
+	const timer = setInterval(() => void send(`running ${Math.round((Date.now() - started) / 1000)} s`), PROGRESS_EVERY_MS);
 	return {
-		finish: () => {
+		finish: async () => {
 			clearInterval(timer);
-			send('finished');
+			await send('finished');
 		},
 	};
 }

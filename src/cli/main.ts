@@ -53,22 +53,14 @@ function parseRunArgs(args: string[]): RunArgs {
 	let yes = false;
 	let settings: SettingsOverrides = {};
 	let storageDir: string | undefined;
-	for (let i = 0; i < rest.length; i++) {
-		const flag = rest[i];
-		const value = () => {
-			const next = rest[++i];
-			if (next === undefined) throw new UsageError(`${flag} needs a value.`);
-			return next;
-		};
-		switch (flag) {
-			case '--root': roots.push(value()); break;
-			case '--input': input = parseJson(readArg(value()), '--input'); break;
-			case '--settings': settings = parseSettings(readArg(value())); break;
-			case '--storage': storageDir = value(); break;
-			case '--yes': case '-y': yes = true; break;
-			default: throw new UsageError(`Unknown option ${flag}.`);
-		}
-	}
+	parseFlags(rest, {
+		'--root': value => roots.push(value()),
+		'--input': value => { input = parseJson(readArg(value()), '--input'); },
+		'--settings': value => { settings = parseSettings(readArg(value())); },
+		'--storage': value => { storageDir = value(); },
+		'--yes': () => { yes = true; },
+		'-y': () => { yes = true; },
+	});
 	if (input === undefined) throw new UsageError('run needs --input with the tool\'s JSON input (or @file.json).');
 	return { tool, input, roots: roots.length ? roots : [process.cwd()], yes, settings, ...(storageDir ? { storageDir: path.resolve(storageDir) } : {}) };
 }
@@ -77,27 +69,31 @@ const APPROVALS: readonly Approval[] = ['never', 'edits', 'mutating', 'always'];
 
 function parseMcpArgs(args: string[]): McpOptions {
 	const options: McpOptions = { roots: [], approval: 'mutating', settings: {} };
+	parseFlags(args, {
+		'--root': value => options.roots.push(path.resolve(value())),
+		'--settings': value => { options.settings = parseSettings(readArg(value())); },
+		'--storage': value => { options.storageDir = path.resolve(value()); },
+		'--approval': value => {
+			const approval = value() as Approval;
+			if (!APPROVALS.includes(approval)) throw new UsageError(`--approval must be one of ${APPROVALS.join(', ')}.`);
+			options.approval = approval;
+		},
+	});
+	return options;
+}
+
+/** Reads flags in order; each handler takes its flag's value, if it has one, by calling `value`. */
+function parseFlags(args: string[], handlers: Record<string, (value: () => string) => void>): void {
 	for (let i = 0; i < args.length; i++) {
 		const flag = args[i];
-		const value = () => {
+		const handler = Object.hasOwn(handlers, flag) ? handlers[flag] : undefined;
+		if (!handler) throw new UsageError(`Unknown option ${flag}.`);
+		handler(() => {
 			const next = args[++i];
 			if (next === undefined) throw new UsageError(`${flag} needs a value.`);
 			return next;
-		};
-		switch (flag) {
-			case '--root': options.roots.push(path.resolve(value())); break;
-			case '--settings': options.settings = parseSettings(readArg(value())); break;
-			case '--storage': options.storageDir = path.resolve(value()); break;
-			case '--approval': {
-				const approval = value() as Approval;
-				if (!APPROVALS.includes(approval)) throw new UsageError(`--approval must be one of ${APPROVALS.join(', ')}.`);
-				options.approval = approval;
-				break;
-			}
-			default: throw new UsageError(`Unknown option ${flag}.`);
-		}
+		});
 	}
-	return options;
 }
 
 /** Settings overrides; one that would be ignored is a usage error, not a silent default. */

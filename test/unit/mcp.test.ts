@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CallToolResult, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { main } from '../../src/cli/main';
 import { makeTree } from './helpers';
 
 /** The compiled CLI beside this compiled test: `npm run test:unit` builds both, no bundle needed. */
@@ -55,6 +56,18 @@ describe('MCP server (stdio, official SDK client)', function () {
 		await connection?.client.close();
 		connection = undefined;
 		tree.cleanup();
+	});
+
+	it('refuses an unknown --approval before serving', async () => {
+		const write = process.stderr.write;
+		let stderr = '';
+		process.stderr.write = ((chunk: string) => { stderr += chunk; return true; }) as typeof process.stderr.write;
+		try {
+			assert.equal(await main(['mcp', '--approval', 'sometimes']), 2);
+		} finally {
+			process.stderr.write = write;
+		}
+		assert.match(stderr, /--approval must be one of never, edits, mutating, always/);
 	});
 
 	it('lists the tools that work outside VS Code, with annotations', async () => {

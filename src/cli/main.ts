@@ -6,7 +6,7 @@ import { pruneBackups } from '../core/backupPruning';
 import type { ApprovalRequest } from '../core/context';
 import { createNodeEnvironment } from '../core/nodeHost';
 import type { ToolResult } from '../core/result';
-import { Approval, BackupLimits, defaultSettings, mergeSettings, SettingsOverrides } from '../core/settings';
+import { BackupLimits, defaultSettings, mergeSettings, SettingsOverrides } from '../core/settings';
 import { StorageError } from '../core/storage';
 import { McpOptions, serveMcp } from '../mcp/server';
 import { ALL_TOOLS, ToolRegistry } from '../tools';
@@ -65,20 +65,20 @@ function parseRunArgs(args: string[]): RunArgs {
 	return { tool, input, roots: roots.length ? roots : [process.cwd()], yes, settings, ...(storageDir ? { storageDir: path.resolve(storageDir) } : {}) };
 }
 
-const APPROVALS: readonly Approval[] = ['never', 'edits', 'mutating', 'always'];
-
 function parseMcpArgs(args: string[]): McpOptions {
-	const options: McpOptions = { roots: [], approval: 'mutating', settings: {} };
+	const options: McpOptions = { roots: [], settings: {} };
+	let approval: string | undefined;
 	parseFlags(args, {
 		'--root': value => options.roots.push(path.resolve(value())),
 		'--settings': value => { options.settings = parseSettings(readArg(value())); },
 		'--storage': value => { options.storageDir = path.resolve(value()); },
-		'--approval': value => {
-			const approval = value() as Approval;
-			if (!APPROVALS.includes(approval)) throw new UsageError(`--approval must be one of ${APPROVALS.join(', ')}.`);
-			options.approval = approval;
-		},
+		'--approval': value => { approval = value(); },
 	});
+	// --approval wins over an approval given in --settings, whatever their order.
+	if (approval !== undefined) {
+		if (mergeSettings(defaultSettings(), { approval }).ignored.length) throw new UsageError('--approval must be one of never, edits, mutating, always.');
+		options.settings = { ...options.settings, approval };
+	}
 	return options;
 }
 

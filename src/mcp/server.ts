@@ -14,7 +14,7 @@ import type { ToolDescription } from '../tools/registry';
 export interface McpOptions {
 	/** Workspace folders from --root; when empty, the client's MCP roots (or the current folder). */
 	roots: string[];
-	approval: Approval;
+	/** Holds --approval, when given (default `mutating`, as everywhere). */
 	settings: SettingsOverrides;
 	storageDir?: string;
 }
@@ -44,9 +44,9 @@ export function createMcpServer(options: McpOptions): { server: Server; dispose(
 	const getRegistry = () => (registry ??= workspaceRoots(server, options.roots).then(roots => {
 		env = createNodeEnvironment({
 			roots,
-			settings: { ...options.settings, approval: options.approval },
+			settings: options.settings,
 			storageDir: options.storageDir,
-			confirm: request => askPerson(server, request, options.approval),
+			confirm: request => askPerson(server, request, env!.settings().approval),
 		});
 		return new ToolRegistry(MCP_TOOLS, env);
 	}));

@@ -62,7 +62,15 @@ export function createMcpServer(options: McpOptions): { server: Server; dispose(
 			params: { progressToken, progress: ++sent, message },
 		}).catch(() => undefined));
 		try {
-			const result = await (await getRegistry()).invoke(request.params.name, request.params.arguments ?? {}, { signal: extra.signal });
+			let tools;
+			try {
+				tools = await getRegistry();
+			} catch (error) {
+				// A workspace folder that does not exist or an unsafe storage folder: the message says what to fix.
+				registry = undefined;
+				return { content: [{ type: 'text', text: `Error: the Toolbelt MCP server cannot open its workspace: ${(error as Error).message}` }], isError: true };
+			}
+			const result = await tools.invoke(request.params.name, request.params.arguments ?? {}, { signal: extra.signal });
 			return toMcpResult(result);
 		} finally {
 			// Sent before the result: a client stops listening for progress once the call has answered.
@@ -108,7 +116,7 @@ function cannotAsk(request: ApprovalRequest, approval: Approval): ToolError {
 	if (protectedCall) {
 		return new ToolError('declined', `Refused to ${what}: ${mustReach}, so a person must confirm it, and this MCP client cannot ask one (it does not support elicitation). Nothing was changed. Do it another way, or ask the user to do it themselves.`);
 	}
-	return new ToolError('declined', `Refused to ${what}: the Toolbelt MCP server runs with --approval ${approval}, which needs a person to confirm this, and this MCP client cannot ask one (it does not support elicitation). Nothing was changed. To allow it, the user can restart the server with --approval never (or edits), or use a client that supports elicitation.`);
+	return new ToolError('declined', `Refused to ${what}: the Toolbelt MCP server runs with --approval ${approval}, which needs a person to confirm this, and this MCP client cannot ask one (it does not support elicitation). Nothing was changed. To allow it, the user can restart the server with --approval never, or use a client that supports elicitation.`);
 }
 
 /** Tells the client a call started, then every few seconds that it is still running, then that it ended. */

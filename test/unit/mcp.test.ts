@@ -134,6 +134,14 @@ describe('MCP server (stdio, official SDK client)', function () {
 		assert.ok(messages.every(message => /^(started|running \d+ s|finished)$/.test(message)), messages.join());
 	});
 
+	it('a protected path is refused without elicitation, even with --approval never', async () => {
+		connection = await connect(tree.root, ['--approval', 'never']);
+		const refused = await connection.client.callTool({ name: 'write_file', arguments: { path: '.vscode/settings.json', content: '{}' } });
+		assert.equal(refused.isError, true);
+		assert.match(text(refused), /protected path/);
+		assert.equal(fs.existsSync(tree.file('.vscode/settings.json')), false);
+	});
+
 	it('cancelling a long command ends the call and the process', async () => {
 		connection = await connect(tree.root, ['--approval', 'never']);
 		// An odd duration names this very process among whatever else runs.

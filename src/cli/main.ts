@@ -8,6 +8,7 @@ import { createNodeEnvironment } from '../core/nodeHost';
 import type { ToolResult } from '../core/result';
 import { BackupLimits, defaultSettings, mergeSettings, SettingsOverrides } from '../core/settings';
 import { StorageError } from '../core/storage';
+import { McpOptions, serveMcp } from '../mcp/server';
 import { ALL_TOOLS, ToolRegistry } from '../tools';
 
 const USAGE = `Usage:
@@ -22,6 +23,12 @@ const USAGE = `Usage:
       workspace folders under <temp>/toolbelt-<uid>); it must be yours and closed to other users
       (mode 700). After a change, backups beyond the settings' backups.maxAgeDays / maxTotalMB
       are removed.
+  toolbelt mcp [--root DIR]... [--approval never|edits|mutating|always] [--settings '<json>'] [--storage DIR]
+      Serves the tools over MCP on stdin/stdout. Without --root, the client's MCP roots (or the
+      current folder) are the workspace. Changes and commands that need approval are put to the
+      person through the client (MCP elicitation); a client that cannot ask gets them refused,
+      unless --approval (default mutating) lets them run. Protected paths and commands outside
+      the sandbox always need a person.
 
 Exit codes: 0 success, 1 the tool reported an error, 2 bad usage.`;
 
@@ -46,24 +53,47 @@ function parseRunArgs(args: string[]): RunArgs {
 	let yes = false;
 	let settings: SettingsOverrides = {};
 	let storageDir: string | undefined;
-	for (let i = 0; i < rest.length; i++) {
-		const flag = rest[i];
-		const value = () => {
-			const next = rest[++i];
-			if (next === undefined) throw new UsageError(`${flag} needs a value.`);
-			return next;
-		};
-		switch (flag) {
-			case '--root': roots.push(value()); break;
-			case '--input': input = parseJson(readArg(value()), '--input'); break;
-			case '--settings': settings = parseSettings(readArg(value())); break;
-			case '--storage': storageDir = value(); break;
-			case '--yes': case '-y': yes = true; break;
-			default: throw new UsageError(`Unknown option ${flag}.`);
-		}
-	}
+	parseFlags(rest, {
+		'--root': value => roots.push(value()),
+		'--input': value => { input = parseJson(readArg(value()), '--input'); },
+		'--settings': value => { settings = parseSettings(readArg(value())); },
+		'--storage': value => { storageDir = value(); },
+		'--yes': () => { yes = true; },
+		'-y': () => { yes = true; },
+	});
 	if (input === undefined) throw new UsageError('run needs --input with the tool\'s JSON input (or @file.json).');
 	return { tool, input, roots: roots.length ? roots : [process.cwd()], yes, settings, ...(storageDir ? { storageDir: path.resolve(storageDir) } : {}) };
+}
+
+function parseMcpArgs(args: string[]): McpOptions {
+	const options: McpOptions = { roots: [], settings: {} };
+	let approval: string | undefined;
+	parseFlags(args, {
+		'--root': value => options.roots.push(path.resolve(value())),
+		'--settings': value => { options.settings = parseSettings(readArg(value())); },
+		'--storage': value => { options.storageDir = path.resolve(value()); },
+		'--approval': value => { approval = value(); },
+	});
+	// --approval wins over an approval given in --settings, whatever their order.
+	if (approval !== undefined) {
+		if (mergeSettings(defaultSettings(), { approval }).ignored.length) throw new UsageError('--approval must be one of never, edits, mutating, always.');
+		options.settings = { ...options.settings, approval };
+	}
+	return options;
+}
+
+/** Reads flags in order; each handler takes its flag's value, if it has one, by calling `value`. */
+function parseFlags(args: string[], handlers: Record<string, (value: () => string) => void>): void {
+	for (let i = 0; i < args.length; i++) {
+		const flag = args[i];
+		const handler = Object.hasOwn(handlers, flag) ? handlers[flag] : undefined;
+		if (!handler) throw new UsageError(`Unknown option ${flag}.`);
+		handler(() => {
+			const next = args[++i];
+			if (next === undefined) throw new UsageError(`${flag} needs a value.`);
+			return next;
+		});
+	}
 }
 
 /** Settings overrides; one that would be ignored is a usage error, not a silent default. */
@@ -154,6 +184,7 @@ export async function main(argv: string[]): Promise<number> {
 		switch (command) {
 			case 'list': return list();
 			case 'run': return await run(parseRunArgs(rest));
+			case 'mcp': await serveMcp(parseMcpArgs(rest)); return 0;
 			case 'help': case '--help': case '-h': process.stdout.write(`${USAGE}\n`); return 0;
 			default: throw new UsageError(command ? `Unknown command "${command}".` : 'No command given.');
 		}

@@ -1,0 +1,160 @@
+import { fileURLToPath } from 'node:url';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { CallToolRequestSchema, CallToolResult, ListToolsRequestSchema, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { confirmationDiff, confirmationTitle, describeRequest } from '../core/approval';
+import type { ApprovalRequest } from '../core/context';
+import { ToolError } from '../core/errors';
+import { createNodeEnvironment } from '../core/nodeHost';
+import type { ToolResult } from '../core/result';
+import type { Approval, SettingsOverrides } from '../core/settings';
+import { ALL_TOOLS, ToolRegistry } from '../tools';
+import type { ToolDescription } from '../tools/registry';
+
+export interface McpOptions {
+	/** Workspace folders from --root; when empty, the client's MCP roots (or the current folder). */
+	roots: string[];
+	/** Holds --approval, when given (default `mutating`, as everywhere). */
+	settings: SettingsOverrides;
+	storageDir?: string;
+}
+
+/** Diffs shown in an elicitation: enough to judge, small enough for any client's dialog. */
+const ELICITATION_DIFF_BYTES = 32 * 1024;
+/** How often a long call tells the client it is still running. */
+const PROGRESS_EVERY_MS = 5000;
+/** Tools that only VS Code's language services can run are not offered outside it. */
+const MCP_TOOLS = ALL_TOOLS.filter(tool => !tool.needsVscode);
+
+/** Serves every tool that works outside VS Code over stdio until the client goes away. */
+export async function serveMcp(options: McpOptions): Promise<void> {
+	const { server, dispose } = createMcpServer(options);
+	// The client closing stdin ends the server; its command sessions end with it.
+	process.stdin.once('end', () => {
+		void dispose().finally(() => process.exit(0));
+	});
+	await server.connect(new StdioServerTransport());
+}
+
+export function createMcpServer(options: McpOptions): { server: Server; dispose(): Promise<void> } {
+	const server = new Server({ name: 'toolbelt', version: '0.1.0' }, { capabilities: { tools: {} } });
+	let registry: Promise<ToolRegistry> | undefined;
+	let env: ReturnType<typeof createNodeEnvironment> | undefined;
+	// Built on first use, after initialization: only then are the client's roots and elicitation known.
+	const getRegistry = () => (registry ??= workspaceRoots(server, options.roots).then(roots => {
+		env = createNodeEnvironment({
+			roots,
+			settings: options.settings,
+			storageDir: options.storageDir,
+			confirm: request => askPerson(server, request, env!.settings().approval),
+		});
+		return new ToolRegistry(MCP_TOOLS, env);
+	}));
+	const descriptions = new ToolRegistry(MCP_TOOLS, createNodeEnvironment({ roots: [] })).listDefinitions();
+
+	server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: descriptions.map(toMcpTool) }));
+	server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+		const progressToken = request.params._meta?.progressToken;
+		// Progress must increase with each notification: a count of them does.
+		let sent = 0;
+		const progress = progressToken === undefined ? undefined : startProgress(message => extra.sendNotification({
+			method: 'notifications/progress',
+			params: { progressToken, progress: ++sent, message },
+		}).catch(() => undefined));
+		try {
+			let tools;
+			try {
+				tools = await getRegistry();
+			} catch (error) {
+				// A workspace folder that does not exist or an unsafe storage folder: the message says what to fix.
+				registry = undefined;
+				return { content: [{ type: 'text', text: `Error: the Toolbelt MCP server cannot open its workspace: ${(error as Error).message}` }], isError: true };
+			}
+			const result = await tools.invoke(request.params.name, request.params.arguments ?? {}, { signal: extra.signal });
+			return toMcpResult(result);
+		} finally {
+			// Sent before the result: a client stops listening for progress once the call has answered.
+			await progress?.finish();
+		}
+	});
+	return { server, dispose: async () => await env?.state.sessions?.dispose() };
+}
+
+/** The --root folders; else the client's file roots when it offers them; else the current folder. */
+async function workspaceRoots(server: Server, given: string[]): Promise<string[]> {
+	if (given.length) return given;
+	if (server.getClientCapabilities()?.roots) {
+		try {
+			const { roots } = await server.listRoots();
+			const paths = roots.filter(root => root.uri.startsWith('file:')).map(root => fileURLToPath(root.uri));
+			if (paths.length) return paths;
+		} catch {
+			// A client that announces roots but cannot list them gets the current folder, as one without roots.
+		}
+	}
+	return [process.cwd()];
+}
+
+/**
+ * Puts a request to the person through the client (elicitation) when it can ask; otherwise
+ * refuses with what would allow the call. Reached only when the request needs a person.
+ */
+async function askPerson(server: Server, request: ApprovalRequest, approval: Approval): Promise<boolean> {
+	if (!server.getClientCapabilities()?.elicitation) throw cannotAsk(request, approval);
+	const details = describeRequest(request, 'plain', confirmationDiff(request, ELICITATION_DIFF_BYTES));
+	const answer = await server.elicitInput({
+		message: `${confirmationTitle(request)}\n\n${details}`,
+		requestedSchema: { type: 'object', properties: {} },
+	});
+	return answer.action === 'accept';
+}
+
+function cannotAsk(request: ApprovalRequest, approval: Approval): ToolError {
+	const what = confirmationTitle(request).replace(/\?$/, '').toLowerCase();
+	const mustReach = request.kind === 'files' ? 'it touches a protected path' : 'it runs outside the sandbox';
+	const protectedCall = (request.kind === 'files' && request.protectedPaths.length > 0) || (request.kind === 'command' && request.unsandboxed !== undefined);
+	if (protectedCall) {
+		return new ToolError('declined', `Refused to ${what}: ${mustReach}, so a person must confirm it, and this MCP client cannot ask one (it does not support elicitation). Nothing was changed. Do it another way, or ask the user to do it themselves.`);
+	}
+	return new ToolError('declined', `Refused to ${what}: the Toolbelt MCP server runs with --approval ${approval}, which needs a person to confirm this, and this MCP client cannot ask one (it does not support elicitation). Nothing was changed. To allow it, the user can restart the server with --approval never, or use a client that supports elicitation.`);
+}
+
+/** Tells the client a call started, then every few seconds that it is still running, then that it ended. */
+function startProgress(send: (message: string) => Promise<unknown>): { finish(): Promise<void> } {
+	const started = Date.now();
+	void send('started');
+	const timer = setInterval(() => void send(`running ${Math.round((Date.now() - started) / 1000)} s`), PROGRESS_EVERY_MS);
+	return {
+		finish: async () => {
+			clearInterval(timer);
+			await send('finished');
+		},
+	};
+}
+
+export function toMcpTool(tool: ToolDescription): Tool {
+	const runsCommands = tool.group === 'commands';
+	// The plan tools change only the plan, never a file of the workspace.
+	const changesWorkspace = tool.mutating && tool.group !== 'plan';
+	return {
+		name: tool.name,
+		description: tool.description,
+		// A plain JSON copy: TypeBox marks its schemas with symbol keys no client needs.
+		inputSchema: JSON.parse(JSON.stringify(tool.inputSchema)),
+		annotations: {
+			readOnlyHint: !tool.mutating,
+			destructiveHint: changesWorkspace,
+			idempotentHint: !tool.mutating || tool.name === 'write_file',
+			openWorldHint: runsCommands,
+		},
+	};
+}
+
+export function toMcpResult(result: ToolResult): CallToolResult {
+	return {
+		content: result.content.map(part => part.kind === 'text'
+			? { type: 'text' as const, text: part.text }
+			: { type: 'image' as const, mimeType: part.mimeType, data: Buffer.from(part.data).toString('base64') }),
+		...(result.error ? { isError: true } : {}),
+	};
+}

@@ -1,0 +1,166 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { CallToolResult, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { main } from '../../src/cli/main';
+import { makeTree } from './helpers';
+
+/** The compiled CLI beside this compiled test: `npm run test:unit` builds both, no bundle needed. */
+const CLI = path.join(__dirname, '../../src/cli/main.js');
+
+interface Connection {
+	client: Client;
+	/** The message the last elicitation showed. */
+	asked: string[];
+}
+
+/** Starts `toolbelt mcp` on a folder and connects the SDK client, answering elicitations with `answer` when given. */
+async function connect(root: string, args: string[] = [], answer?: 'accept' | 'decline'): Promise<Connection> {
+	const asked: string[] = [];
+	const client = new Client({ name: 'test', version: '1' }, { capabilities: answer ? { elicitation: {} } : {} });
+	if (answer) {
+		client.setRequestHandler(ElicitRequestSchema, async request => {
+			asked.push(request.params.message);
+			return { action: answer, ...(answer === 'accept' ? { content: {} } : {}) };
+		});
+	}
+	const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', '--root', root, ...args], stderr: 'ignore' });
+	await client.connect(transport);
+	return { client, asked };
+}
+
+function text(result: unknown): string {
+	return (result as CallToolResult).content.map(part => (part.type === 'text' ? part.text : '')).join('');
+}
+
+/** Whether a process with exactly this command line runs (Linux /proc). */
+function running(commandLine: string): boolean {
+	for (const pid of fs.readdirSync('/proc').filter(name => /^\d+$/.test(name))) {
+		try {
+			if (fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim() === commandLine) return true;
+		} catch {
+			// Gone between the listing and the read.
+		}
+	}
+	return false;
+}
+
+describe('MCP server (stdio, official SDK client)', function () {
+	this.timeout(20000);
+	let tree: ReturnType<typeof makeTree>;
+	let connection: Connection | undefined;
+	beforeEach(() => { tree = makeTree({ 'a.txt': 'alpha\nbeta\n' }); });
+	afterEach(async () => {
+		await connection?.client.close();
+		connection = undefined;
+		tree.cleanup();
+	});
+
+	it('refuses an unknown --approval before serving', async () => {
+		const write = process.stderr.write;
+		let stderr = '';
+		process.stderr.write = ((chunk: string) => { stderr += chunk; return true; }) as typeof process.stderr.write;
+		try {
+			assert.equal(await main(['mcp', '--approval', 'sometimes']), 2);
+		} finally {
+			process.stderr.write = write;
+		}
+		assert.match(stderr, /--approval must be one of never, edits, mutating, always/);
+	});
+
+	it('lists the tools that work outside VS Code, with annotations', async () => {
+		connection = await connect(tree.root);
+		const { tools } = await connection.client.listTools();
+		const byName = new Map(tools.map(tool => [tool.name, tool]));
+		assert.equal(byName.get('read_file')?.annotations?.readOnlyHint, true);
+		assert.equal(byName.get('read_file')?.inputSchema.type, 'object');
+		assert.equal(byName.get('write_file')?.annotations?.destructiveHint, true);
+		assert.equal(byName.get('run_command')?.annotations?.openWorldHint, true);
+		assert.equal(byName.has('go_to_definition'), false, 'tools that need VS Code are not offered');
+	});
+
+	it('reads a file, refuses an escape with our message, and names the invalid field', async () => {
+		connection = await connect(tree.root);
+		const read = await connection.client.callTool({ name: 'read_file', arguments: { path: 'a.txt' } });
+		assert.equal(read.isError, undefined);
+		assert.match(text(read), /alpha/);
+		const escape = await connection.client.callTool({ name: 'read_file', arguments: { path: '../x' } });
+		assert.equal(escape.isError, true);
+		assert.match(text(escape), /leaves the workspace/);
+		const invalid = await connection.client.callTool({ name: 'read_file', arguments: { path: 'a.txt', offset: 'two' } });
+		assert.equal(invalid.isError, true);
+		assert.match(text(invalid), /offset/);
+	});
+
+	it('a workspace folder that does not exist is an error result, not a crash', async () => {
+		connection = await connect(path.join(tree.root, 'missing'));
+		const result = await connection.client.callTool({ name: 'read_file', arguments: { path: 'a.txt' } });
+		assert.equal(result.isError, true);
+		assert.match(text(result), /missing does not exist/);
+	});
+
+	it('a declined elicitation changes nothing; an accepted one writes', async () => {
+		connection = await connect(tree.root, [], 'decline');
+		const declined = await connection.client.callTool({ name: 'write_file', arguments: { path: 'a.txt', content: 'changed\n' } });
+		assert.equal(declined.isError, true);
+		assert.match(text(declined), /declined/i);
+		assert.match(connection.asked[0], /changed/, 'the person saw the diff');
+		assert.equal(fs.readFileSync(tree.file('a.txt'), 'utf8'), 'alpha\nbeta\n');
+		await connection.client.close();
+
+		connection = await connect(tree.root, [], 'accept');
+		const accepted = await connection.client.callTool({ name: 'write_file', arguments: { path: 'a.txt', content: 'changed\n' } });
+		assert.equal(accepted.isError, undefined, text(accepted));
+		assert.equal(fs.readFileSync(tree.file('a.txt'), 'utf8'), 'changed\n');
+	});
+
+	it('without elicitation, the default approval refuses a write and says how to allow it', async () => {
+		connection = await connect(tree.root);
+		const refused = await connection.client.callTool({ name: 'write_file', arguments: { path: 'new.txt', content: 'x' } });
+		assert.equal(refused.isError, true);
+		assert.match(text(refused), /--approval never/);
+		assert.equal(fs.existsSync(tree.file('new.txt')), false);
+	});
+
+	it('tells a caller that asks for progress when a call starts', async () => {
+		connection = await connect(tree.root);
+		const messages: string[] = [];
+		await connection.client.callTool({ name: 'read_file', arguments: { path: 'a.txt' } }, undefined, { onprogress: progress => messages.push(progress.message ?? '') });
+		// 'finished' is sent before the result, but the SDK client handles notifications a tick later
+		// than responses and may drop it once the result is in: only 'started' is certain.
+		assert.equal(messages[0], 'started');
+		assert.ok(messages.every(message => /^(started|running \d+ s|finished)$/.test(message)), messages.join());
+	});
+
+	it('a protected path is refused without elicitation, even with --approval never', async () => {
+		connection = await connect(tree.root, ['--approval', 'never']);
+		const refused = await connection.client.callTool({ name: 'write_file', arguments: { path: '.vscode/settings.json', content: '{}' } });
+		assert.equal(refused.isError, true);
+		assert.match(text(refused), /protected path/);
+		assert.equal(fs.existsSync(tree.file('.vscode/settings.json')), false);
+	});
+
+	it('cancelling a long command ends the call and the process', async () => {
+		connection = await connect(tree.root, ['--approval', 'never']);
+		// An odd duration names this very process among whatever else runs.
+		const command = 'sleep 30.4242';
+		const controller = new AbortController();
+		const call = connection.client.callTool({ name: 'run_command', arguments: { command } }, undefined, { signal: controller.signal });
+		await waitFor(() => running(command), 10000);
+		const cancelledAt = Date.now();
+		controller.abort();
+		await assert.rejects(call);
+		await waitFor(() => !running(command), 5000);
+		assert.ok(Date.now() - cancelledAt < 5000);
+	});
+});
+
+async function waitFor(condition: () => boolean, deadlineMs: number): Promise<void> {
+	const end = Date.now() + deadlineMs;
+	while (!condition()) {
+		if (Date.now() > end) throw new Error(`Condition not met within ${deadlineMs} ms.`);
+		await new Promise(resolve => setTimeout(resolve, 50));
+	}
+}

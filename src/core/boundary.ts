@@ -241,11 +241,20 @@ function relativeInside(place: Place, absolute: string): string | undefined {
 }
 
 function protectedMatcher(glob: string): (relative: string) => boolean {
-	const matches = picomatch(glob, { dot: true, nocase: CASE_INSENSITIVE });
+	// `build/` names the folder `build` (picomatch would match nothing with the slash).
+	const matches = picomatch(glob.replace(/(.)\/+$/, '$1'), { dot: true, nocase: CASE_INSENSITIVE });
 	// A folder above a protected glob's fixed part (`.vscode` for `.vscode/*.json`) holds protected
 	// files: moving or deleting it is a change to them.
 	const base = picomatch.scan(glob).base;
-	return relative => matches(relative) || (base !== '' && (relative === '' || base === relative || base.startsWith(`${relative}/`)));
+	return relative => matches(relative) || inMatchedFolder(relative, matches) || (base !== '' && (relative === '' || base === relative || base.startsWith(`${relative}/`)));
+}
+
+/** Whether a folder above the path matches: a glob naming a folder (`secrets`, `build/`) protects what it holds, as in .gitignore. */
+function inMatchedFolder(relative: string, matches: (relative: string) => boolean): boolean {
+	for (let slash = relative.indexOf('/'); slash !== -1; slash = relative.indexOf('/', slash + 1)) {
+		if (matches(relative.slice(0, slash))) return true;
+	}
+	return false;
 }
 
 async function realOrSelf(absolute: string): Promise<string> {

@@ -66,6 +66,16 @@ describe('commitChanges through the tools', () => {
 		assert.equal(fs.existsSync(tree.file('.git/hooks/pre-commit')), false);
 	});
 
+	it('asks before writing inside a folder a protected glob names, whatever the policy', async () => {
+		const h = makeHarness(tree.root, { settings: { approval: 'never', protectedPaths: ['deploy'] }, approve: false });
+		const error = await h.error('write_file', { path: 'deploy/keys/id.txt', content: 'x' });
+		assert.equal(error.code, 'declined');
+		assert.deepEqual(h.asked[0].kind === 'files' && h.asked[0].protectedPaths, ['deploy/keys/id.txt']);
+		assert.equal(fs.existsSync(tree.file('deploy')), false);
+		await h.text('write_file', { path: 'deployment.txt', content: 'x' });
+		assert.equal(h.asked.length, 1, 'a sibling whose name starts alike is not protected');
+	});
+
 	it('reports an unexplained host failure without claiming nothing changed', async () => {
 		const h = makeHarness(tree.root, { applyChanges: async () => { throw new Error('disk full'); } });
 		const error = await h.error('write_file', { path: 'a.txt', content: 'b\n' });

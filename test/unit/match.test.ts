@@ -41,6 +41,13 @@ describe('match: locateText (edit_file)', () => {
 		assert.deepEqual(locateText('x\ny\nx\n\nx', 'x'), { kind: 'ambiguous', level: 'exact', lines: [1, 3, 5] });
 	});
 
+	it('reports several places as ambiguous at every tolerant level too, never just the first', () => {
+		assert.deepEqual(locateText('v = 1 \nw\nv = 1\t\n', 'v = 1\n'), { kind: 'ambiguous', level: 'trailing', lines: [1, 3] });
+		assert.deepEqual(locateText('\tgo();\nx\n\t\tgo();\n', ' go();\n'), { kind: 'ambiguous', level: 'trim', lines: [1, 3] });
+		assert.deepEqual(locateText('say “hi”\nsay ‘x’\nsay “hi”\n', 'say "hi"'), { kind: 'ambiguous', level: 'unicode', lines: [1, 3] });
+		assert.deepEqual(locateText(' a – b \nc\n\ta — b\t\n', 'a - b\n'), { kind: 'ambiguous', level: 'unicode', lines: [1, 3] });
+	});
+
 	it('returns every non-overlapping occurrence with `all`', () => {
 		const found = locateText('aaaa', 'aa', true);
 		assert.equal(found.kind, 'found');

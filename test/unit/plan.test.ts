@@ -57,6 +57,16 @@ describe('plan document', () => {
 			assert.match(parsed.problem, /tasks\[0\]\.status/);
 		});
 
+		it('holds at most 100 tasks: a file with more is a problem, not a longer plan', () => {
+			const tasks = (n: number) => JSON.stringify({ tasks: Array.from({ length: n }, (_, i) => ({ title: `Task ${i + 1}`, status: 'pending' })) });
+			const hundred = parsePlan(tasks(100));
+			assert.ok('plan' in hundred);
+			assert.equal(hundred.plan.tasks.length, 100);
+			const more = parsePlan(tasks(101));
+			assert.ok('problem' in more);
+			assert.equal(more.problem, 'it does not match the plan format (tasks: must hold at most 100 items)');
+		});
+
 		it('refuses a top-level array', () => {
 			const parsed = parsePlan('[]');
 			assert.ok('problem' in parsed);

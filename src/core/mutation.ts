@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { backupOriginals } from './backups';
@@ -43,7 +44,7 @@ export async function commitChanges(ctx: ToolContext, title: string, changes: Fi
 	const confirmed = await ctx.approve(request);
 	throwIfAborted(ctx.signal, 'The change');
 	// The person may have taken a while to decide: the files must still be what the change was made from.
-	await checkStillAsSeen(changes, seen);
+	await checkStillAsSeen(ctx, changes, seen);
 
 	const diagnosticsBefore = await snapshotDiagnostics(ctx, changes);
 	const { copies } = await backupOriginals(ctx.host.storageDir, title, changes, ctx.tool).catch(error => {
@@ -109,10 +110,7 @@ async function checkNotStale(ctx: ToolContext, changes: readonly FileChange[]): 
 		}
 		if (!stat) throw new ToolError('stale_write', `${change.displayPath} was deleted or moved on disk since it was read. Nothing was written. Check with list_dir or find_files, then read it again.`);
 		assertNotStale(ctx, change.path, change.displayPath, stat);
-		const fromEditor = ctx.host.dirtyText(change.path) !== undefined;
-		if (!fromEditor && stat.size !== change.before.byteLength) {
-			throw staleError(change.displayPath, { mtimeMs: stat.mtimeMs, size: change.before.byteLength }, stat, 'while the change was being prepared');
-		}
+		await assertStillHolds(ctx, change, stat, 'while the change was being prepared');
 		await assertWritable(change.path, change.displayPath);
 		if (change.movedTo && await statOrNull(change.movedTo.path)) {
 			throw new ToolError('already_exists', `${change.movedTo.displayPath} already exists, so ${change.displayPath} cannot be moved there. Nothing was written.`);
@@ -121,7 +119,7 @@ async function checkNotStale(ctx: ToolContext, changes: readonly FileChange[]): 
 	return seen;
 }
 
-async function checkStillAsSeen(changes: readonly FileChange[], seen: Seen): Promise<void> {
+async function checkStillAsSeen(ctx: ToolContext, changes: readonly FileChange[], seen: Seen): Promise<void> {
 	for (const change of changes) {
 		const before = seen.get(change.path) ?? null;
 		const now = await statOrNull(change.path);
@@ -130,7 +128,20 @@ async function checkStillAsSeen(changes: readonly FileChange[], seen: Seen): Pro
 		if (now === null || !sameVersion(now, before)) {
 			throw staleError(change.displayPath, before, now, 'while waiting for confirmation');
 		}
+		await assertStillHolds(ctx, change, now, 'while waiting for confirmation');
 	}
+}
+
+/**
+ * The disk must still hold the very bytes the change was computed from (unless they came from an
+ * editor's unsaved text): a rewrite with as many bytes can keep size and time stamp alike.
+ */
+async function assertStillHolds(ctx: ToolContext, change: FileChange, now: FileVersion, when: string): Promise<void> {
+	if (change.before === null || ctx.host.dirtyText(change.path) !== undefined) return;
+	const known = { mtimeMs: now.mtimeMs, size: change.before.byteLength };
+	if (now.size !== known.size) throw staleError(change.displayPath, known, now, when);
+	const bytes = await fs.promises.readFile(change.path).catch(() => null);
+	if (bytes === null || !bytes.equals(change.before)) throw staleError(change.displayPath, known, now, when);
 }
 
 /** Refused before anyone is asked to approve: a read-only file (or folder) would fail the write anyway. */
@@ -153,10 +164,12 @@ async function nearestExisting(folder: string): Promise<string> {
 function staleError(displayPath: string, known: FileVersion, now: FileVersion | null, when: string): ToolError {
 	const what = now === null
 		? 'it was deleted'
-		: [
-			known.size !== now.size ? `size ${formatCount(known.size)} → ${formatCount(now.size)} bytes` : 'same size',
-			known.mtimeMs !== now.mtimeMs ? `modified ${new Date(now.mtimeMs).toISOString()}` : undefined,
-		].filter(Boolean).join(', ');
+		: known.size === now.size && known.mtimeMs === now.mtimeMs
+			? 'same size and time stamp, other content'
+			: [
+				known.size !== now.size ? `size ${formatCount(known.size)} → ${formatCount(now.size)} bytes` : 'same size',
+				known.mtimeMs !== now.mtimeMs ? `modified ${new Date(now.mtimeMs).toISOString()}` : undefined,
+			].filter(Boolean).join(', ');
 	return new ToolError(
 		'stale_write',
 		`${displayPath} changed on disk ${when} (${what}). Nothing was written, so the other change is not lost. Read the file again with read_file, then redo your change on its current content.`,
@@ -183,7 +196,7 @@ async function recordVersions(state: SharedState, changes: readonly FileChange[]
 			continue;
 		}
 		const version = await statOrNull(target);
-		if (version) state.fileVersions.set(target, version);
+		if (version) state.fileVersions.set(target, withDigest(version, change.after));
 		else state.fileVersions.delete(target);
 	}
 }
@@ -307,16 +320,39 @@ export async function readCurrent(ctx: ToolContext, absolute: string, displayPat
 	if (!stat.isFile()) throw new ToolError('io', `${displayPath} is not a regular file (a device, socket or pipe) and cannot be changed by this tool. Give the path of a regular file.`);
 	assertNotStale(ctx, absolute, displayPath, { mtimeMs: stat.mtimeMs, size: stat.size });
 	const dirty = ctx.host.dirtyText(absolute);
+	let bytes: Buffer;
 	try {
 		if (dirty !== undefined) {
 			const bom = hasBom(await readHead(absolute, 3));
 			return { exists: true, bytes: encodeText(dirty.startsWith('\ufeff') ? dirty.slice(1) : dirty, { bom }), fromEditor: true };
 		}
-		const bytes = await fs.promises.readFile(absolute);
-		return { exists: true, bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), fromEditor: false };
+		bytes = await fs.promises.readFile(absolute);
 	} catch (error) {
 		throw fromNodeError(error, displayPath);
 	}
+	const known = ctx.state.fileVersions.get(absolute);
+	if (known?.sha256 !== undefined && known.sha256 !== digest(bytes)) {
+		throw staleError(displayPath, known, { mtimeMs: stat.mtimeMs, size: stat.size }, 'since you last read it');
+	}
+	return { exists: true, bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), fromEditor: false };
+}
+
+/** Files up to this size get a digest in their recorded version (reading them whole is cheap). */
+export const DIGEST_MAX_BYTES = 1024 * 1024;
+
+/** The version of a file as it is now: its stat, and a digest of its content when it is small. */
+export async function currentVersion(absolute: string): Promise<FileVersion> {
+	const stat = await fs.promises.stat(absolute);
+	const version = { mtimeMs: stat.mtimeMs, size: stat.size };
+	return stat.size <= DIGEST_MAX_BYTES ? withDigest(version, await fs.promises.readFile(absolute).catch(() => null)) : version;
+}
+
+function withDigest(version: FileVersion, bytes: Uint8Array | null): FileVersion {
+	return bytes !== null && bytes.byteLength === version.size && bytes.byteLength <= DIGEST_MAX_BYTES ? { ...version, sha256: digest(bytes) } : version;
+}
+
+function digest(bytes: Uint8Array): string {
+	return createHash('sha256').update(bytes).digest('hex');
 }
 
 /** The stale-write rule on its own, for tools that want to fail before computing anything. */

@@ -7,7 +7,7 @@ import {
 	windowOfLines, windowOfText,
 } from '../core/files';
 import { indentationBlock } from '../core/indentation';
-import { withFileLocks } from '../core/mutation';
+import { currentVersion, withFileLocks } from '../core/mutation';
 import { textResult, ToolResult } from '../core/result';
 import { cutLine, formatBytes, formatCount, omittedMarker } from '../core/truncate';
 import { defineTool } from './tool';
@@ -76,8 +76,7 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
  */
 async function recordVersion(ctx: ToolContext, absolute: string): Promise<void> {
 	await withFileLocks(ctx.state, [absolute], async () => {
-		const now = await fs.promises.stat(absolute);
-		ctx.state.fileVersions.set(absolute, { mtimeMs: now.mtimeMs, size: now.size });
+		ctx.state.fileVersions.set(absolute, await currentVersion(absolute));
 	});
 }
 

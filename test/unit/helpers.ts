@@ -82,3 +82,16 @@ function newStorageDir(): string {
 	storageDirs.push(dir);
 	return dir;
 }
+
+/**
+ * Settles as `work` does, or rejects with `what` after `ms`. Tests that stop processes race their
+ * own deadline, well inside mocha's timeout: a bug that keeps a process alive then fails the test
+ * at once, and its cleanup still runs, instead of the run hanging.
+ */
+export function withDeadline<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+	let timer: NodeJS.Timeout | undefined;
+	const deadline = new Promise<never>((_, reject) => {
+		timer = setTimeout(() => reject(new Error(`${what} (still pending after ${ms} ms)`)), ms);
+	});
+	return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+}

@@ -16,9 +16,35 @@ export function makeTree(files: Record<string, string | Uint8Array> = {}): { roo
 	}
 	return {
 		root,
-		cleanup: () => fs.rmSync(root, { recursive: true, force: true }),
+		cleanup: () => {
+			stopProcessesIn(root);
+			fs.rmSync(root, { recursive: true, force: true });
+		},
 		file: rel => path.join(root, rel),
 	};
+}
+
+/**
+ * SIGKILLs every process whose working folder is `folder` or inside it (Linux: found in /proc), so a
+ * test whose command or session was not stopped (a bug under test) leaves nothing behind.
+ */
+export function stopProcessesIn(folder: string): void {
+	if (process.platform !== 'linux') return;
+	for (const entry of fs.readdirSync('/proc')) {
+		if (!/^\d+$/.test(entry)) continue;
+		let cwd: string;
+		try {
+			cwd = fs.readlinkSync(`/proc/${entry}/cwd`);
+		} catch {
+			continue;
+		}
+		if (cwd !== folder && !cwd.startsWith(`${folder}${path.sep}`)) continue;
+		try {
+			process.kill(Number(entry), 'SIGKILL');
+		} catch {
+			// Gone meanwhile.
+		}
+	}
 }
 
 /** Storage folders made by harnesses, removed when the test run ends. */

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { livingMembers, runProcess, signalGroup } from '../../src/core/process';
 import { resultText } from '../../src/core/result';
 import { SessionManager } from '../../src/core/sessions';
-import { makeHarness, makeTree, withDeadline } from './helpers';
+import { makeHarness, makeTree, stopProcessesIn, withDeadline } from './helpers';
 
 /** Far more than SIGTERM, the grace period and SIGKILL take; reaching it means the group was never killed. */
 const DEADLINE_MS = 8_000;
@@ -44,6 +44,7 @@ describe('processes that ignore SIGTERM', function () {
 	});
 	afterEach(async () => {
 		for (const pgid of groups) signalGroup(pgid, 'SIGKILL');
+		stopProcessesIn(dir);
 		assert.ok(await until(() => groups.every(pgid => livingMembers(pgid).length === 0), 2_000), 'the cleanup left processes running');
 		fs.rmSync(dir, { recursive: true, force: true });
 	});

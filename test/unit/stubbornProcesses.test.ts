@@ -1,8 +1,9 @@
 import * as assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { livingMembers, runProcess, signalGroup } from '../../src/core/process';
+import { groupAlive, livingMembers, procStat, runProcess, shellInvocation, signalGroup } from '../../src/core/process';
 import { resultText } from '../../src/core/result';
 import { SessionManager } from '../../src/core/sessions';
 import { makeHarness, makeTree, stopProcessesIn, withDeadline } from './helpers';
@@ -111,5 +112,59 @@ describe('processes that ignore SIGTERM', function () {
 				await withDeadline(sessions.dispose(), DEADLINE_MS, 'dispose did not return');
 			}
 		});
+	});
+});
+
+describe('signalling process groups', function () {
+	this.timeout(DEADLINE_MS + 5_000);
+	let dir: string;
+	beforeEach(() => { dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'tb-groups-'))); });
+	afterEach(() => {
+		stopProcessesIn(dir);
+		fs.rmSync(dir, { recursive: true, force: true });
+	});
+
+	it('never signals pid 0, 1, a negative or a fractional pid (that would reach other processes)', () => {
+		// Signal 0 only checks: even if the guard failed, nothing would be delivered.
+		const probe = 0 as unknown as NodeJS.Signals;
+		for (const pid of [0, 1, -1, -process.pid, 1.5, Number.NaN]) {
+			assert.equal(signalGroup(pid, probe), false, String(pid));
+			assert.equal(groupAlive(pid), false, String(pid));
+		}
+	});
+
+	it('reads state, parent and group from /proc, whatever the program is called', async function () {
+		if (process.platform !== 'linux') this.skip();
+		assert.equal(procStat(process.pid)?.ppid, process.ppid);
+		// The name in /proc/<pid>/stat is in parentheses and may hold some itself.
+		const odd = path.join(dir, 'a) b (c');
+		fs.copyFileSync('/bin/sleep', odd);
+		fs.chmodSync(odd, 0o755);
+		const child = spawn(odd, ['1000'], { cwd: dir, detached: true, stdio: 'ignore' });
+		try {
+			const stat = procStat(child.pid!);
+			assert.deepEqual({ ppid: stat?.ppid, pgrp: stat?.pgrp }, { ppid: process.pid, pgrp: child.pid });
+			assert.match(stat!.state, /^[RSD]$/);
+			assert.deepEqual(livingMembers(child.pid!), [child.pid]);
+			assert.equal(groupAlive(child.pid!), true);
+		} finally {
+			child.kill('SIGKILL');
+		}
+		assert.ok(await until(() => !groupAlive(child.pid!), 5_000));
+		assert.equal(procStat(2 ** 22 + 1), undefined, 'no such pid');
+	});
+
+	it('a stopped command still ends by SIGTERM: SIGCONT goes with it', async () => {
+		const result = await withDeadline(runProcess({ command: 'kill -STOP $$', cwd: dir, timeoutMs: 300, graceMs: 5_000, maxOutputBytes: 1024 }), DEADLINE_MS, 'runProcess did not return');
+		assert.equal(result.end, 'timeout');
+		assert.equal(result.signal, 'SIGTERM', 'not left stopped until the SIGKILL');
+	});
+
+	it('finds PowerShell 7 on the PATH on Windows, else cmd.exe', () => {
+		fs.writeFileSync(path.join(dir, 'pwsh.exe'), '');
+		for (const env of [{ PATH: `/nowhere${path.delimiter}${dir}` }, { Path: dir }]) {
+			assert.deepEqual(shellInvocation('Get-Date', 'win32', env), { file: path.join(dir, 'pwsh.exe'), args: ['-NoLogo', '-NoProfile', '-NonInteractive', '-Command', 'Get-Date'] });
+		}
+		assert.deepEqual(shellInvocation('dir', 'win32', {}), { file: 'cmd.exe', args: ['/d', '/s', '/c', '"dir"'], windowsVerbatimArguments: true });
 	});
 });

@@ -71,6 +71,14 @@ describe('plan document', () => {
 			const parsed = parsePlan('[]');
 			assert.ok('problem' in parsed);
 			assert.match(parsed.problem, /"tasks" array/);
+			for (const text of ['null', '"tasks"', '5']) assert.deepEqual(parsePlan(text), { problem: 'it must hold a JSON object with a "tasks" array' }, text);
+		});
+
+		it('names at most five problems', () => {
+			const parsed = parsePlan(JSON.stringify({ tasks: Array.from({ length: 7 }, () => ({ title: '', status: 'pending' })) }));
+			assert.ok('problem' in parsed);
+			assert.equal(parsed.problem.split('; ').length, 5);
+			assert.match(parsed.problem, /^it does not match the plan format \(tasks\[0\]\.title: must not be empty; /);
 		});
 	});
 
@@ -104,6 +112,12 @@ describe('plan document', () => {
 			assert.deepEqual(countTasks({ tasks: PLAN.tasks as any }), { total: 3, completed: 1, inProgress: 1, pending: 1 });
 		});
 
+		it('finds the first task too, and puts a title with line breaks on one trimmed line', () => {
+			assert.equal(nextTask({ tasks: [{ title: 'x', status: 'in_progress' }] })?.number, 1);
+			assert.equal(nextTask({ tasks: [{ title: 'x', status: 'pending' }] })?.number, 1);
+			assert.equal(renderPlan({ tasks: [{ title: '\n  lead\n trail  \n', status: 'pending' }] }, { abridged: true }), '1. [ ] lead trail');
+		});
+
 		it('finds the task in progress first, then the first pending one', () => {
 			assert.equal(nextTask(plan)?.number, 2);
 			assert.equal(nextTask(withStatus(plan, 2, 'completed'))?.number, 3);
@@ -130,6 +144,7 @@ describe('plan document', () => {
 			try {
 				const state = await readPlanFile(await boundaryFor(tree.root), '.toolbelt/plan.json');
 				assert.equal(state.plan.tasks.length, 3);
+				assert.equal(state.exists, true);
 				assert.equal(state.version?.size, fs.statSync(tree.file('.toolbelt/plan.json')).size);
 			} finally {
 				tree.cleanup();
@@ -170,6 +185,15 @@ describe('plan document', () => {
 			}
 			const parsed = parsePlan(JSON.stringify({ tasks: [{ title: 't', status: 'pending', details: '' }] }));
 			assert.deepEqual('plan' in parsed && parsed.plan.tasks, [{ title: 't', status: 'pending' }]);
+		});
+
+		it('reports a plan path through a file as an error, not as a missing plan', async () => {
+			const tree = makeTree({ 'a.txt': 'a' });
+			try {
+				await assert.rejects(readPlanFile(await boundaryFor(tree.root), 'a.txt/plan.json'), (error: Error & { code?: string }) => error.code === 'not_directory');
+			} finally {
+				tree.cleanup();
+			}
 		});
 
 		it('refuses a plan file setting that leaves the workspace', async () => {

@@ -133,6 +133,11 @@ export function isPending(outcome: ToolResult | PendingCall): outcome is Pending
 export interface FileVersion {
 	readonly mtimeMs: number;
 	readonly size: number;
+	/**
+	 * SHA-256 of the whole content, when this tool host read or wrote all of it (small files): a
+	 * rewrite with as many bytes within one tick of a coarse clock keeps size and time stamp alike.
+	 */
+	readonly sha256?: string;
 }
 
 export interface SharedState {

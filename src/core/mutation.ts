@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { backupOriginals } from './backups';
@@ -42,6 +43,8 @@ export interface ChangePlan {
 	readonly title: string;
 	readonly changes: readonly FileChange[];
 	readonly request: Extract<ApprovalRequest, { kind: 'files' }>;
+	/** Each file's version on disk when the change was planned (null: it did not exist). */
+	readonly disk: ReadonlyMap<string, FileVersion | null>;
 }
 
 /** How long to wait for language servers to react to a change, and how many new problems to report. */
@@ -53,8 +56,8 @@ export const MAX_NEW_DIAGNOSTICS = 10;
 /** Checks a computed change set and builds its approval request; writes nothing. */
 export async function planChange(ctx: ToolContext, title: string, changes: readonly FileChange[]): Promise<ChangePlan> {
 	throwIfAborted(ctx.signal, 'The change');
-	await checkNotStale(ctx, changes);
-	return { title, changes, request: { kind: 'files', title, changes, protectedPaths: await protectedPathsOf(ctx, changes) } };
+	const disk = await checkNotStale(ctx, changes);
+	return { title, changes, disk, request: { kind: 'files', title, changes, protectedPaths: await protectedPathsOf(ctx, changes) } };
 }
 
 /**
@@ -80,7 +83,7 @@ export async function commitPlan(ctx: ToolContext, plan: ChangePlan, confirmed: 
 	const { changes, title } = plan;
 	return withFileLocks(ctx.state, changes.flatMap(change => (change.movedTo ? [change.path, change.movedTo.path] : [change.path])), async () => {
 		throwIfAborted(ctx.signal, 'The change');
-		await checkStillAsShown(ctx, changes);
+		await checkStillAsShown(ctx, changes, plan.disk);
 		await checkStillApproved(ctx, changes, plan.request.protectedPaths);
 
 		const diagnosticsBefore = await snapshotDiagnostics(ctx, changes);
@@ -118,9 +121,16 @@ export async function commitPlan(ctx: ToolContext, plan: ChangePlan, confirmed: 
  * when there is some, as when it was planned): compared in full, so a same-size edit in the same
  * second is caught too.
  */
-async function checkStillAsShown(ctx: ToolContext, changes: readonly FileChange[]): Promise<void> {
+async function checkStillAsShown(ctx: ToolContext, changes: readonly FileChange[], disk: ReadonlyMap<string, FileVersion | null>): Promise<void> {
 	for (const change of changes) {
 		const now = await readFileAsChanged(ctx, change.path, change.displayPath);
+		// The editor's unsaved text may be unchanged while the file under it was rewritten: saving
+		// the change would overwrite that.
+		const planned = disk.get(change.path);
+		const onDisk = await statOrNull(change.path);
+		if (now.fromEditor && planned && (onDisk === null || !sameVersion(onDisk, planned))) {
+			throw staleError(change.displayPath, planned, onDisk, 'while waiting for confirmation');
+		}
 		if (change.before === null) {
 			if (now.exists) throw new ToolError('already_exists', `${change.displayPath} was created by someone else since you were shown the change. Nothing was written. Read it, then decide whether to overwrite it.`);
 			continue;
@@ -175,9 +185,11 @@ async function checkStillApproved(ctx: ToolContext, changes: readonly FileChange
  * (the model's picture of it is out of date), or that no longer matches what the change was
  * computed from.
  */
-async function checkNotStale(ctx: ToolContext, changes: readonly FileChange[]): Promise<void> {
+async function checkNotStale(ctx: ToolContext, changes: readonly FileChange[]): Promise<Map<string, FileVersion | null>> {
+	const disk = new Map<string, FileVersion | null>();
 	for (const change of changes) {
 		const stat = await statOrNull(change.path);
+		disk.set(change.path, stat);
 		if (change.before === null) {
 			if (stat) throw new ToolError('already_exists', `${change.displayPath} was created by someone else while this change was prepared. Nothing was written. Read it, then decide whether to overwrite it.`);
 			await assertWritable(await nearestExisting(path.dirname(change.path)), `the folder for ${change.displayPath}`);
@@ -194,6 +206,7 @@ async function checkNotStale(ctx: ToolContext, changes: readonly FileChange[]): 
 			throw new ToolError('already_exists', `${change.movedTo.displayPath} already exists, so ${change.displayPath} cannot be moved there. Nothing was written.`);
 		}
 	}
+	return disk;
 }
 
 /** Refused before anyone is asked to approve: a read-only file (or folder) would fail the write anyway. */
@@ -216,7 +229,9 @@ async function nearestExisting(folder: string): Promise<string> {
 function staleError(displayPath: string, known: FileVersion, now: FileVersion | null, when: string): ToolError {
 	const what = now === null
 		? 'it was deleted'
-		: [
+		: known.size === now.size && known.mtimeMs === now.mtimeMs
+			? 'same size and time stamp, other content'
+			: [
 			known.size !== now.size ? `size ${formatCount(known.size)} → ${formatCount(now.size)} bytes` : 'same size',
 			known.mtimeMs !== now.mtimeMs ? `modified ${new Date(now.mtimeMs).toISOString()}` : undefined,
 		].filter(Boolean).join(', ');
@@ -246,7 +261,7 @@ async function recordVersions(state: SharedState, changes: readonly FileChange[]
 			continue;
 		}
 		const version = await statOrNull(target);
-		if (version) state.fileVersions.set(target, version);
+		if (version) state.fileVersions.set(target, withDigest(version, change.after));
 		else state.fileVersions.delete(target);
 	}
 }
@@ -410,8 +425,34 @@ export interface CurrentFile {
  * disk since this tool host last read it (so an edit is never computed from text the model has
  * not seen).
  */
-export function readCurrent(ctx: ToolContext, absolute: string, displayPath: string): Promise<CurrentFile> {
-	return readFileAsChanged(ctx, absolute, displayPath, stat => assertNotStale(ctx, absolute, displayPath, stat));
+export async function readCurrent(ctx: ToolContext, absolute: string, displayPath: string): Promise<CurrentFile> {
+	const current = await readFileAsChanged(ctx, absolute, displayPath, stat => assertNotStale(ctx, absolute, displayPath, stat));
+	// Same size and time stamp is not the same file: a rewrite within one tick of a coarse clock keeps both.
+	const known = ctx.state.fileVersions.get(absolute);
+	if (current.bytes && !current.fromEditor && known?.sha256 !== undefined && known.sha256 !== digest(current.bytes)) {
+		throw staleError(displayPath, known, { mtimeMs: known.mtimeMs, size: current.bytes.byteLength }, 'since you last read it');
+	}
+	return current;
+}
+
+/** Files up to this size get a digest in their recorded version (reading them whole is cheap). */
+export const DIGEST_MAX_BYTES = 1024 * 1024;
+
+/** The version of an open file as it is now: its stat, and a digest of its content when it is small. */
+export async function currentVersion(handle: fs.promises.FileHandle): Promise<FileVersion> {
+	const stat = await handle.stat();
+	const version = { mtimeMs: stat.mtimeMs, size: stat.size };
+	if (stat.size > DIGEST_MAX_BYTES) return version;
+	const bytes = await readWhole(handle, stat.size).catch(() => null);
+	return withDigest(version, bytes);
+}
+
+function withDigest(version: FileVersion, bytes: Uint8Array | null): FileVersion {
+	return bytes !== null && bytes.byteLength === version.size && bytes.byteLength <= DIGEST_MAX_BYTES ? { ...version, sha256: digest(bytes) } : version;
+}
+
+function digest(bytes: Uint8Array): string {
+	return createHash('sha256').update(bytes).digest('hex');
 }
 
 /** A file as a change sees it (the editor's unsaved text first), after `check` has seen its version. */

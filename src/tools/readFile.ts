@@ -7,7 +7,7 @@ import {
 	windowOfLines, windowOfText,
 } from '../core/files';
 import { indentationBlock } from '../core/indentation';
-import { withFileLocks } from '../core/mutation';
+import { currentVersion, withFileLocks } from '../core/mutation';
 import { textResult, ToolResult } from '../core/result';
 import { cutLine, formatBytes, formatCount, omittedMarker } from '../core/truncate';
 import { stringEnum } from '../core/stringEnum';
@@ -77,8 +77,7 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
  */
 async function recordVersion(ctx: ToolContext, absolute: string, handle: Handle): Promise<void> {
 	await withFileLocks(ctx.state, [absolute], async () => {
-		const now = await handle.stat();
-		ctx.state.fileVersions.set(absolute, { mtimeMs: now.mtimeMs, size: now.size });
+		ctx.state.fileVersions.set(absolute, await currentVersion(handle));
 	});
 }
 

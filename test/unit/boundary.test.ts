@@ -363,6 +363,17 @@ describe('boundary', () => {
 			assert.equal((await boundary()).isProtected(path.join(ws, '.GIT', 'config')), false);
 		});
 
+		it('protects everything inside a folder a glob names, as .gitignore does', async () => {
+			const b = await boundary({ protectedPaths: ['secrets', 'build/', '**/certs', 'config/*.d'] });
+			for (const input of ['secrets', 'secrets/key.pem', 'secrets/deep/er.txt', 'build/out.js', 'certs/ca.pem', 'pkg/certs/ca.pem', 'config/app.d/a.conf']) {
+				assert.equal(b.isProtected(path.join(ws, input)), true, input);
+			}
+			for (const input of ['secrets.txt', 'src/secrets.ts', 'buildings/x.js', 'pkg/certs-old/ca.pem', 'config/app.conf', 'my/secrets/x']) {
+				assert.equal(b.isProtected(path.join(ws, input)), false, input);
+			}
+			assert.equal((await b.resolve('secrets/new/file.txt', 'write')).isProtected, true, 'a new file in a new folder inside');
+		});
+
 		it('uses the configured globs only', async () => {
 			const b = await boundary({ protectedPaths: ['src/*.ts'] });
 			assert.equal((await b.resolve('src/a.ts', 'write')).isProtected, true);

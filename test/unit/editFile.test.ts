@@ -70,6 +70,31 @@ describe('edit_file', () => {
 			assert.match(text, /replaced 3 occurrences/);
 		});
 
+		// Each replacement must land where its occurrence was: applied left to right, a longer or
+		// shorter newText would shift the offsets of the occurrences after it.
+		it('replaceAll with a longer newText puts every replacement in its place', async () => {
+			const h = makeHarness(tree.root);
+			await h.text('edit_file', { path: 'dup.txt', edits: [{ oldText: 'x = 1', newText: 'x = 1000000', replaceAll: true }] });
+			assert.equal(read('dup.txt'), 'x = 1000000\ny = 2\nx = 1000000\nz = 3\nx = 1000000\n');
+		});
+
+		it('replaceAll with a shorter newText puts every replacement in its place', async () => {
+			const h = makeHarness(tree.root);
+			const result = await h.invoke('edit_file', { path: 'dup.txt', edits: [{ oldText: 'x = 1\n', newText: 'x\n', replaceAll: true }] });
+			assert.equal(read('dup.txt'), 'x\ny = 2\nx\nz = 3\nx\n');
+			assert.equal(result.metadata.replacements, 3);
+		});
+
+		it('replaceAll of occurrences located with tolerance keeps each in its place too', async () => {
+			tree = makeTree({ 't.py': 'a = 1  \nkeep\na = 1\t\nkeep\na = 1 \n' });
+			const h = makeHarness(tree.root);
+			const text = await h.text('edit_file', { path: 't.py', edits: [{ oldText: 'a = 1\n', newText: 'a = 1 + 2 + 3\n', replaceAll: true }] });
+			assert.equal(read('t.py'), 'a = 1 + 2 + 3\nkeep\na = 1 + 2 + 3\nkeep\na = 1 + 2 + 3\n');
+			assert.match(text, /located ignoring trailing whitespace \(3 occurrences\)/);
+			await h.text('edit_file', { path: 't.py', edits: [{ oldText: 'a = 1 + 2 + 3', newText: 'b', replaceAll: true }] });
+			assert.equal(read('t.py'), 'b\nkeep\nb\nkeep\nb\n');
+		});
+
 		it('is all or nothing: a failing later edit leaves the file untouched', async () => {
 			const h = makeHarness(tree.root);
 			const before = bytes('src/a.ts');
@@ -154,6 +179,24 @@ describe('edit_file', () => {
 			await makeHarness(tree.root).text('edit_file', { path: 'w.txt', edits: [{ oldText: 'value = 1\n', newText: 'value = 2\n' }] });
 			assert.equal(read('w.txt'), 'value = 1  \nvalue = 2\n');
 		});
+
+		// Tolerance only locates: when it finds several places, which one was meant is unknown.
+		for (const [level, content, oldText, description] of [
+			['trailing', 'let a = 1;  \nlet b = 2;\nlet a = 1;\t\n', 'let a = 1;\n', 'ignoring trailing whitespace'],
+			['trim', '\tgo();\n\tstop();\nx\n    go();\n    stop();\n', 'go();\n  stop();', 'ignoring indentation and trailing whitespace'],
+			['unicode (in a line)', 'say “hi” now\nsay “hi” later\n', 'say "hi"', 'ignoring whitespace and Unicode look-alikes'],
+			['unicode (whole lines)', '  a – b  \nc\n\ta — b\t\n', 'a - b\n', 'ignoring whitespace and Unicode look-alikes'],
+		] as const) {
+			it(`refuses several matches found ${level}, writing nothing`, async () => {
+				tree = makeTree({ 'f.txt': content });
+				const before = bytes('f.txt');
+				const error = await makeHarness(tree.root).error('edit_file', { path: 'f.txt', edits: [{ oldText, newText: 'REPLACED' }] });
+				assert.equal(error.code, 'ambiguous_match');
+				assert.ok(error.message.startsWith('The edit: oldText matched 2 times in f.txt ('), error.message);
+				assert.ok(error.message.includes(description), error.message);
+				assert.deepEqual(bytes('f.txt'), before);
+			});
+		}
 
 		it('shows the most similar lines when nothing matches', async () => {
 			const h = makeHarness(tree.root);

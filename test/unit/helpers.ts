@@ -16,7 +16,10 @@ export function makeTree(files: Record<string, string | Uint8Array> = {}, parent
 	}
 	return {
 		root,
-		cleanup: () => fs.rmSync(root, { recursive: true, force: true }),
+		cleanup: () => {
+			stopProcessesIn(root);
+			fs.rmSync(root, { recursive: true, force: true });
+		},
 		file: rel => path.join(root, rel),
 	};
 }
@@ -29,6 +32,29 @@ export function snapshotTree(folder: string): Record<string, string> {
 		files[path.relative(folder, full)] = entry.isFile() ? fs.readFileSync(full, 'utf8') : entry.isDirectory() ? '<dir>' : '<other>';
 	}
 	return files;
+}
+
+/**
+ * SIGKILLs every process whose working folder is `folder` or inside it (Linux: found in /proc), so a
+ * test whose command or session was not stopped (a bug under test) leaves nothing behind.
+ */
+export function stopProcessesIn(folder: string): void {
+	if (process.platform !== 'linux') return;
+	for (const entry of fs.readdirSync('/proc')) {
+		if (!/^\d+$/.test(entry)) continue;
+		let cwd: string;
+		try {
+			cwd = fs.readlinkSync(`/proc/${entry}/cwd`);
+		} catch {
+			continue;
+		}
+		if (cwd !== folder && !cwd.startsWith(`${folder}${path.sep}`)) continue;
+		try {
+			process.kill(Number(entry), 'SIGKILL');
+		} catch {
+			// Gone meanwhile.
+		}
+	}
 }
 
 /** Storage folders made by harnesses, removed when the test run ends. */
@@ -91,4 +117,17 @@ function newStorageDir(): string {
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-storage-'));
 	storageDirs.push(dir);
 	return dir;
+}
+
+/**
+ * Settles as `work` does, or rejects with `what` after `ms`. Tests that stop processes race their
+ * own deadline, well inside mocha's timeout: a bug that keeps a process alive then fails the test
+ * at once, and its cleanup still runs, instead of the run hanging.
+ */
+export function withDeadline<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+	let timer: NodeJS.Timeout | undefined;
+	const deadline = new Promise<never>((_, reject) => {
+		timer = setTimeout(() => reject(new Error(`${what} (still pending after ${ms} ms)`)), ms);
+	});
+	return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }

@@ -52,6 +52,17 @@ describe('patch applying: placing hunks', () => {
 		assert.match(error.message, /hunk 1 \(patch line 3\) matches 2 places exactly \(lines 1, 3\), and its line number is equally near two of them/);
 	});
 
+	it('refuses several places at every tolerant level when nothing chooses between them', () => {
+		for (const [text, patch, level] of [
+			['a  \nmid\na\t\n', codex('@@', '-a', '+A'), 'ignoring trailing whitespace'],
+			['\tz = 1\nmid\n  z = 1\n', codex('@@', '-z = 1', '+Z'), 'ignoring indentation and trailing whitespace'],
+			['“q”\nmid\n„q”\n', codex('@@', '-"q"', '+Q'), 'ignoring whitespace and Unicode look-alikes'],
+		]) {
+			const { message } = failure(text, patch);
+			assert.ok(message.includes(`matches 2 places ${level}`) && message.includes('(lines 1, 3), and there is no line number'), message);
+		}
+	});
+
 	it('carries the offset of one hunk to the next hunk\'s line number (as GNU patch does)', () => {
 		const text = ['pad', 'pad', 'a', 'b', 'pad', 'c', 'x', 'pad', 'c', 'x', 'pad', 'c', 'x'].join('\n') + '\n';
 		// The headers say lines 1 and 6, but the file has two more lines on top: hunk 2 belongs at line 8, not 5.

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import { Boundary } from '../../src/core/boundary';
 import {
-	brokenCopyPath, describeProblem, nextTask, parsePlan, planChanges, readPlanFile, renderPlan, serializePlan, withStatus,
+	brokenCopyPath, countTasks, describeProblem, nextTask, parsePlan, planChanges, readPlanFile, renderPlan, serializePlan, summarize, withStatus,
 } from '../../src/core/plan';
 import { makeTree } from './helpers';
 
@@ -57,10 +57,28 @@ describe('plan document', () => {
 			assert.match(parsed.problem, /tasks\[0\]\.status/);
 		});
 
+		it('holds at most 100 tasks: a file with more is a problem, not a longer plan', () => {
+			const tasks = (n: number) => JSON.stringify({ tasks: Array.from({ length: n }, (_, i) => ({ title: `Task ${i + 1}`, status: 'pending' })) });
+			const hundred = parsePlan(tasks(100));
+			assert.ok('plan' in hundred);
+			assert.equal(hundred.plan.tasks.length, 100);
+			const more = parsePlan(tasks(101));
+			assert.ok('problem' in more);
+			assert.equal(more.problem, 'it does not match the plan format (tasks: must hold at most 100 items)');
+		});
+
 		it('refuses a top-level array', () => {
 			const parsed = parsePlan('[]');
 			assert.ok('problem' in parsed);
 			assert.match(parsed.problem, /"tasks" array/);
+			for (const text of ['null', '"tasks"', '5']) assert.deepEqual(parsePlan(text), { problem: 'it must hold a JSON object with a "tasks" array' }, text);
+		});
+
+		it('names at most five problems', () => {
+			const parsed = parsePlan(JSON.stringify({ tasks: Array.from({ length: 7 }, () => ({ title: '', status: 'pending' })) }));
+			assert.ok('problem' in parsed);
+			assert.equal(parsed.problem.split('; ').length, 5);
+			assert.match(parsed.problem, /^it does not match the plan format \(tasks\[0\]\.title: must not be empty; /);
 		});
 	});
 
@@ -83,7 +101,21 @@ describe('plan document', () => {
 		});
 
 		it('says how to start when the plan is empty', () => {
-			assert.match(renderPlan({ tasks: [] }), /update_plan/);
+			assert.equal(renderPlan({ tasks: [] }), 'The plan is empty. Create one with update_plan.');
+			assert.equal(renderPlan({ tasks: [] }, { abridged: true }), '(no tasks)');
+		});
+
+		it('renders every status mark, CRLF details line by line, and no place when none is given', () => {
+			const text = renderPlan({ tasks: [{ title: 'a', status: 'completed' }, { title: 'b', status: 'pending', details: 'x\r\ny' }] });
+			assert.equal(text, 'Plan: 1 of 2 completed. Marks: [x] completed, [~] in progress, [ ] pending.\n1. [x] a\n2. [ ] b\n   x\n   y');
+			assert.equal(summarize({ tasks: [] }), 'no tasks');
+			assert.deepEqual(countTasks({ tasks: PLAN.tasks as any }), { total: 3, completed: 1, inProgress: 1, pending: 1 });
+		});
+
+		it('finds the first task too, and puts a title with line breaks on one trimmed line', () => {
+			assert.equal(nextTask({ tasks: [{ title: 'x', status: 'in_progress' }] })?.number, 1);
+			assert.equal(nextTask({ tasks: [{ title: 'x', status: 'pending' }] })?.number, 1);
+			assert.equal(renderPlan({ tasks: [{ title: '\n  lead\n trail  \n', status: 'pending' }] }, { abridged: true }), '1. [ ] lead trail');
 		});
 
 		it('finds the task in progress first, then the first pending one', () => {
@@ -112,6 +144,7 @@ describe('plan document', () => {
 			try {
 				const state = await readPlanFile(await boundaryFor(tree.root), '.toolbelt/plan.json');
 				assert.equal(state.plan.tasks.length, 3);
+				assert.equal(state.exists, true);
 				assert.equal(state.version?.size, fs.statSync(tree.file('.toolbelt/plan.json')).size);
 			} finally {
 				tree.cleanup();
@@ -141,6 +174,28 @@ describe('plan document', () => {
 			}
 		});
 
+		it('reads a folder in the plan file\'s place as a problem, and drops empty details', async () => {
+			const tree = makeTree({ '.toolbelt/plan.json/inner.txt': 'x' });
+			try {
+				const state = await readPlanFile(await boundaryFor(tree.root), '.toolbelt/plan.json');
+				assert.deepEqual([state.exists, state.problem, state.bytes, state.plan.tasks.length], [true, 'it is not a regular file', null, 0]);
+				assert.equal(planChanges(state, { tasks: [] }, abs => abs).length, 1, 'nothing to keep aside');
+			} finally {
+				tree.cleanup();
+			}
+			const parsed = parsePlan(JSON.stringify({ tasks: [{ title: 't', status: 'pending', details: '' }] }));
+			assert.deepEqual('plan' in parsed && parsed.plan.tasks, [{ title: 't', status: 'pending' }]);
+		});
+
+		it('reports a plan path through a file as an error, not as a missing plan', async () => {
+			const tree = makeTree({ 'a.txt': 'a' });
+			try {
+				await assert.rejects(readPlanFile(await boundaryFor(tree.root), 'a.txt/plan.json'), (error: Error & { code?: string }) => error.code === 'not_directory');
+			} finally {
+				tree.cleanup();
+			}
+		});
+
 		it('refuses a plan file setting that leaves the workspace', async () => {
 			const tree = makeTree();
 			try {
@@ -151,11 +206,11 @@ describe('plan document', () => {
 		});
 
 		it('writes stable JSON that reads back the same', () => {
-			const text = serializePlan({ tasks: PLAN.tasks as any }, new Date('2024-01-01T00:00:00Z'));
-			assert.ok(text.endsWith('\n'));
+			const text = serializePlan({ tasks: PLAN.tasks.slice(0, 1) as any }, new Date('2024-01-01T00:00:00Z'));
+			assert.equal(text, '{\n\t"version": 1,\n\t"updatedAt": "2024-01-01T00:00:00.000Z",\n\t"tasks": [\n\t\t{\n\t\t\t"title": "Write the parser",\n\t\t\t"status": "completed"\n\t\t}\n\t]\n}\n');
 			const parsed = parsePlan(text);
 			assert.ok('plan' in parsed);
-			assert.deepEqual(parsed.plan.tasks, PLAN.tasks);
+			assert.deepEqual(parsed.plan.tasks, PLAN.tasks.slice(0, 1));
 			assert.equal(parsed.plan.updatedAt, '2024-01-01T00:00:00.000Z');
 		});
 	});

@@ -116,6 +116,16 @@ describe('plan tools', () => {
 		assert.equal(readPlan(tree.file('.toolbelt/plan.json')).tasks.length, 3);
 	});
 
+	it('a plan file of more than 100 tasks (written by hand) is read as broken, not used', async () => {
+		const tasks = Array.from({ length: 101 }, (_, i) => ({ title: `Task ${i + 1}`, status: 'pending' }));
+		fs.mkdirSync(tree.file('.toolbelt'));
+		fs.writeFileSync(tree.file('.toolbelt/plan.json'), JSON.stringify({ tasks }));
+		const h = makeHarness(tree.root);
+		const got = await h.invoke('get_plan', {});
+		assert.match(got.content[0].kind === 'text' ? got.content[0].text : '', /could not be read: it does not match the plan format \(tasks: must hold at most 100 items\)/);
+		assert.match((await h.error('complete_task', { taskNumber: 101 })).message, /could not be read/);
+	});
+
 	it('honours a planFile setting and refuses one outside the workspace', async () => {
 		const h = makeHarness(tree.root, { settings: { planFile: 'docs/PLAN.json' } });
 		await h.text('update_plan', { tasks: TASKS.slice(0, 1) });

@@ -1,4 +1,5 @@
 import * as assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { LINE_COUNT_LIMIT } from '../../src/core/files';
@@ -203,7 +204,8 @@ describe('read_file', () => {
 			await harness.text('read_file', { path: 'src/a.ts' });
 			const stat = fs.statSync(tree.file('src/a.ts'));
 			const env = (harness.registry as any).env;
-			assert.deepEqual(env.state.fileVersions.get(tree.file('src/a.ts')), { mtimeMs: stat.mtimeMs, size: stat.size });
+			const sha256 = createHash('sha256').update(fs.readFileSync(tree.file('src/a.ts'))).digest('hex');
+			assert.deepEqual(env.state.fileVersions.get(tree.file('src/a.ts')), { mtimeMs: stat.mtimeMs, size: stat.size, sha256 });
 		});
 
 		it('gives one precise message for a missing file, a directory, and paths outside', async () => {

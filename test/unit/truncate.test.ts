@@ -413,3 +413,68 @@ describe('truncate', () => {
 		});
 	});
 });
+
+describe('truncate: the edges of each rule', () => {
+	it('keeps the fraction of a count', () => {
+		assert.equal(formatCount(1234.5), '1,234.5');
+		assert.equal(formatCount(0.25), '0.25');
+	});
+
+	it('knows the length of a sequence from its lead byte, at every boundary of the ranges', () => {
+		// 'a', the lead byte, then three continuation bytes; the prefix that fits in 1–5 bytes.
+		const cuts = (lead: number) => [1, 2, 3, 4, 5].map(n => utf8PrefixLength(Buffer.from([0x61, lead, 0x80, 0x80, 0x80]), n));
+		assert.deepEqual(cuts(0xc0), [1, 1, 3, 4, 5], '2 bytes');
+		assert.deepEqual(cuts(0xdf), [1, 1, 3, 4, 5], '2 bytes');
+		assert.deepEqual(cuts(0xe0), [1, 1, 1, 4, 5], '3 bytes');
+		assert.deepEqual(cuts(0xef), [1, 1, 1, 4, 5], '3 bytes');
+		assert.deepEqual(cuts(0xf0), [1, 1, 1, 1, 5], '4 bytes');
+		assert.deepEqual(cuts(0xf7), [1, 1, 1, 1, 5], '4 bytes');
+		assert.deepEqual(cuts(0xf8), [1, 2, 3, 4, 5], 'no UTF-8 lead: cut where asked');
+		assert.deepEqual(cuts(0xff), [1, 2, 3, 4, 5], 'no UTF-8 lead: cut where asked');
+	});
+
+	it('skips at most three continuation bytes at the start of a suffix', () => {
+		assert.equal(utf8SuffixStart(Buffer.from([0x61, 0x80, 0x80, 0x80, 0x80, 0x61]), 5), 1, 'four in a row: not UTF-8, cut where asked');
+		assert.equal(utf8SuffixStart(Buffer.from([0xf0, 0x80, 0x80, 0x80, 0x61]), 4), 4, 'three: the next character');
+	});
+
+	it('never leaves half of a surrogate pair at the cut, at either end of the high-surrogate range', () => {
+		assert.equal(cutLine('\u{10000}abc', 1).text, ' [… line cut: 5 more chars …]');
+		assert.equal(cutLine('\u{10FC00}x', 1).text, ' [… line cut: 3 more chars …]');
+		assert.equal(cutLine('\udbffx', 1).text, ' [… line cut: 2 more chars …]');
+		assert.equal(cutLine('\udc00x', 1).text, '\udc00 [… line cut: 1 more char …]', 'a low surrogate is no pair start');
+	});
+
+	describe('HeadTailBuffer', () => {
+		it('holds exactly its two stores, growing the tail by doubling only as far as needed', () => {
+			assert.equal(new HeadTailBuffer(100).retainedBytes, 100);
+			const buffer = new HeadTailBuffer(40_000);
+			buffer.push(Buffer.alloc(10_000, 'a'));
+			buffer.push(Buffer.alloc(8192, 'b'));
+			assert.equal(buffer.retainedBytes, 10_000 + 8192);
+		});
+
+		it('keeps every byte in order while the tail grows', () => {
+			const text = Array.from({ length: 3000 }, (_, i) => `line ${i}\n`).join('');
+			const buffer = new HeadTailBuffer(100_000);
+			for (let at = 0; at < text.length; at += 5000) buffer.push(Buffer.from(text.slice(at, at + 5000)));
+			assert.deepEqual(buffer.toText(), { text, info: { truncated: false, totalBytes: text.length, totalLines: 3000, keptBytes: text.length, keptLines: 3000, bytesOmitted: 0, linesOmitted: 0 } });
+		});
+
+		it('ignores empty chunks', () => {
+			const buffer = new HeadTailBuffer(100);
+			buffer.push(Buffer.from('a\n'));
+			buffer.push(Buffer.alloc(0));
+			assert.equal(buffer.toText().info.totalLines, 1);
+		});
+
+		it('counts one long line cut in the middle as kept, not omitted', () => {
+			const both = new HeadTailBuffer(100);
+			both.push(Buffer.alloc(1000, 'x'));
+			assert.deepEqual(both.toText().info, { truncated: true, totalBytes: 1000, totalLines: 1, keptBytes: 100, keptLines: 1, bytesOmitted: 900, linesOmitted: 0 });
+			const headOnly = new HeadTailBuffer(10, 1);
+			headOnly.push(Buffer.alloc(100, 'x'));
+			assert.deepEqual(headOnly.toText(), { text: 'xxxxxxxxxx\n[… 90 B omitted …]', info: { truncated: true, totalBytes: 100, totalLines: 1, keptBytes: 10, keptLines: 1, bytesOmitted: 90, linesOmitted: 0 } });
+		});
+	});
+});

@@ -1,0 +1,56 @@
+// Mutation testing of the safety core (`npm run test:mutation`): plants small bugs in the files
+// below, one at a time, and checks that the unit tests catch each. Not part of `npm test` (a cold
+// run takes long on a small machine); incremental, so a later run only retests what changed.
+// Survivors that are left on purpose are explained in test/MUTATION-SURVIVORS.md.
+
+/** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
+export default {
+	mutate: [
+		// Boundary, path rules and protected-path matching.
+		'src/core/boundary.ts',
+		'src/core/paths.ts',
+		// The change pipeline: stale rules, locks, commit and rollback, atomic writes.
+		'src/core/mutation.ts',
+		'src/core/atomic.ts',
+		// Locating text (exact and tolerant), placing and applying patch hunks.
+		'src/core/match.ts',
+		'src/core/patch/hunks.ts',
+		'src/core/patch/apply.ts',
+		'src/core/truncate.ts',
+		// The process runner: timeouts, tree kill.
+		'src/core/process.ts',
+		// Input validation, approval rules and the trust check.
+		'src/core/validate.ts',
+		'src/core/approval.ts',
+		'src/tools/registry.ts',
+		'src/core/plan.ts',
+	],
+	testRunner: 'mocha',
+	// The tests are TypeScript compiled by tsc: Stryker instruments the sources in its sandbox,
+	// this compiles them (and the tests) there, and mocha runs the compiled tests.
+	buildCommand: 'tsc -p . --outDir out',
+	mochaOptions: { spec: ['out/test/unit/**/*.test.js'], config: '.mocharc.json' },
+	// Mutants that do not type-check are dropped before any test runs.
+	checkers: ['typescript'],
+	// Only the sources get "// @ts-nocheck" in the sandbox (the default pattern would also add it to
+	// the patch fixtures under test/, changing their line numbers).
+	disableTypeChecks: 'src/**/*.ts',
+	tsconfigFile: 'tsconfig.json',
+	// Each mutant runs only the tests that reach it.
+	coverageAnalysis: 'perTest',
+	// Results are kept in reports/ (gitignored): a later run retests only changed code and tests.
+	incremental: true,
+	incrementalFile: 'reports/stryker-incremental.json',
+	// A small machine, often shared: raise it with --concurrency on a bigger one.
+	concurrency: 2,
+	// A mutant that stops a process from being killed must time out, not hang the run.
+	timeoutMS: 10_000,
+	ignorePatterns: ['dist', 'reports', '.toolbelt-test', 'bench/.data', '*.vsix'],
+	reporters: ['clear-text', 'progress', 'html', 'json'],
+	htmlReporter: { fileName: 'reports/mutation/index.html' },
+	jsonReporter: { fileName: 'reports/mutation/mutation.json' },
+	clearTextReporter: { allowColor: false, logTests: false, reportScoreTable: true },
+	thresholds: { high: 90, low: 80, break: null },
+	tempDirName: '.stryker-tmp',
+	cleanTempDir: 'always',
+};

@@ -1,0 +1,88 @@
+import * as assert from 'node:assert/strict';
+import { getEventListeners } from 'node:events';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { commandLogDir, pruneLogs, runProcess, RunOptions, signalGroup, SpawnError } from '../../src/core/process';
+import { stopProcessesIn, withDeadline } from './helpers';
+
+/** The runner's bookkeeping: streams, logs, the abort signal, what it reports about what is left. */
+describe('process runner: streams, logs and signals', function () {
+	this.timeout(20_000);
+	let dir: string;
+	const run = (command: string, extra: Partial<RunOptions> = {}) =>
+		withDeadline(runProcess({ command, cwd: dir, maxOutputBytes: 64 * 1024, graceMs: 300, ...extra }), 10_000, `runProcess(${command}) did not return`);
+
+	beforeEach(() => { dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'tb-runner-'))); });
+	afterEach(() => {
+		stopProcessesIn(dir);
+		fs.rmSync(dir, { recursive: true, force: true });
+	});
+
+	it('says nothing is left running after a plain command, and writes no log without a log folder', async () => {
+		const result = await run('echo out; echo err >&2');
+		assert.deepEqual([result.end, result.exitCode, result.leftRunning, result.pipesHeld], ['exit', 0, false, false]);
+		assert.deepEqual([result.stdout.logPath, result.stderr.logPath], [undefined, undefined]);
+		assert.deepEqual(fs.readdirSync(dir), []);
+	});
+
+	it('names logs by time, process and sequence', async () => {
+		const logDir = path.join(dir, 'logs');
+		const first = await run('echo one; echo two >&2', { logDir });
+		const second = await run('echo three', { logDir });
+		const name = /^\d{8}-\d{6}-\d{3}-(\d+)-(\d+)\.(stdout|stderr)\.log$/;
+		const [, pid, sequence] = name.exec(path.basename(first.stdout.logPath!))!;
+		assert.equal(Number(pid), process.pid);
+		assert.equal(path.basename(first.stderr.logPath!), path.basename(first.stdout.logPath!).replace('stdout', 'stderr'));
+		assert.equal(Number(name.exec(path.basename(second.stdout.logPath!))![2]), Number(sequence) + 1);
+		assert.equal(fs.readFileSync(first.stderr.logPath!, 'utf8'), 'two\n');
+	});
+
+	it('stops reading the pipes a background process keeps open once the drain is over', async () => {
+		const result = await run('(while true; do echo tick; sleep 0.05; done) & echo started', { drainMs: 100 });
+		assert.equal(result.pipesHeld, true);
+		const seen = result.stdout.buffer.totalBytes;
+		await new Promise(resolve => setTimeout(resolve, 400));
+		assert.equal(result.stdout.buffer.totalBytes, seen, 'nothing more is read after the call returned');
+		signalGroup(result.pid!, 'SIGKILL');
+	});
+
+	it('cancels at once when the signal was aborted before the start, and leaves no listener on it', async () => {
+		const aborted = AbortSignal.abort();
+		const result = await run('sleep 1000', { signal: aborted, timeoutMs: 5_000 });
+		assert.equal(result.end, 'cancelled');
+		const controller = new AbortController();
+		await run('true', { signal: controller.signal });
+		assert.equal(getEventListeners(controller.signal, 'abort').length, 0);
+	});
+
+	it('decides whether output is binary on its first 8 KB, however it arrives', async () => {
+		// NUL bytes after a small first chunk, within the first 8 KB: binary.
+		assert.equal((await run('printf text; sleep 0.2; head -c 100 /dev/zero')).stdout.binary, true);
+		// 8 KB of text first, NUL bytes only after them: text, even when the 8 KB came in two chunks.
+		assert.equal((await run('printf "%0100d" 0; sleep 0.2; printf "%08092d" 0; head -c 4000 /dev/zero')).stdout.binary, false);
+	});
+
+	it('names its spawn errors', async () => {
+		const error = await run('true', { cwd: path.join(dir, 'gone') }).catch(caught => caught);
+		assert.ok(error instanceof SpawnError);
+		assert.equal(error.name, 'SpawnError');
+		assert.equal(error.code, 'ENOENT');
+	});
+
+	it('makes the command log folder, parents included', () => {
+		const storage = path.join(dir, 'not', 'yet');
+		assert.equal(commandLogDir(storage), path.join(storage, 'commands'));
+		assert.ok(fs.statSync(path.join(storage, 'commands')).isDirectory());
+	});
+
+	it('prunes only .log files, newest kept, names breaking ties', async () => {
+		for (const name of ['a.log', 'b.log', 'c.log', 'd.log', 'e.log', 'keep.txt']) {
+			fs.writeFileSync(path.join(dir, name), 'x');
+			fs.utimesSync(path.join(dir, name), 1000, 1000);
+		}
+		assert.equal(await pruneLogs(dir, 1), 4);
+		assert.deepEqual(fs.readdirSync(dir).sort(), ['e.log', 'keep.txt']);
+		assert.equal(await pruneLogs(path.join(dir, 'missing'), 1), 0);
+	});
+});

@@ -1,0 +1,173 @@
+import * as assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { groupAlive, livingMembers, procStat, runProcess, shellInvocation, signalGroup } from '../../src/core/process';
+import { resultText } from '../../src/core/result';
+import { SessionManager } from '../../src/core/sessions';
+import { makeHarness, makeTree, stopProcessesIn, withDeadline } from './helpers';
+
+/** Far more than SIGTERM, the grace period and SIGKILL take; reaching it means the group was never killed. */
+const DEADLINE_MS = 8_000;
+
+async function until(check: () => boolean, ms: number): Promise<boolean> {
+	const deadline = Date.now() + ms;
+	while (!check() && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 20));
+	return check();
+}
+
+/** The numbers a command wrote to a file once it is running (its own pid first). */
+async function pidsFrom(file: string): Promise<number[]> {
+	const written = () => fs.existsSync(file) && /\d+\s+\d+\s*$/.test(fs.readFileSync(file, 'utf8'));
+	assert.ok(await until(written, 5_000), `the command never wrote ${file}`);
+	return fs.readFileSync(file, 'utf8').trim().split(/\s+/).map(Number);
+}
+
+/**
+ * Programs that ignore SIGTERM (and SIGHUP) must still be stopped, by the SIGKILL that follows the
+ * grace period. Each test races its own deadline and kills what it started whatever happens, so a
+ * runner that forgets the SIGKILL fails these tests in seconds and leaves nothing running.
+ */
+describe('processes that ignore SIGTERM', function () {
+	// Mocha's limit is only the backstop: each test fails at its own deadline first.
+	this.timeout(DEADLINE_MS + 5_000);
+	let dir: string;
+	let groups: number[];
+
+	before(function () {
+		// The group's members are read from /proc.
+		if (process.platform !== 'linux') this.skip();
+	});
+	beforeEach(() => {
+		dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'tb-stubborn-')));
+		groups = [];
+	});
+	afterEach(async () => {
+		for (const pgid of groups) signalGroup(pgid, 'SIGKILL');
+		stopProcessesIn(dir);
+		assert.ok(await until(() => groups.every(pgid => livingMembers(pgid).length === 0), 2_000), 'the cleanup left processes running');
+		fs.rmSync(dir, { recursive: true, force: true });
+	});
+
+	it('a timed-out command is killed with everything it started, though all of it ignores SIGTERM', async () => {
+		const pidFile = path.join(dir, 'pids');
+		const running = runProcess({
+			command: `trap '' TERM; sleep 1000 & echo $$ $! > ${pidFile}; sleep 1000`,
+			cwd: dir, timeoutMs: 300, graceMs: 200, maxOutputBytes: 4096,
+		});
+		const [pgid, child] = await pidsFrom(pidFile);
+		groups.push(pgid);
+		assert.ok(livingMembers(pgid).includes(child));
+		const result = await withDeadline(running, DEADLINE_MS, 'runProcess did not return: SIGTERM was ignored and no SIGKILL followed');
+		assert.equal(result.end, 'timeout');
+		assert.equal(result.signal, 'SIGKILL');
+		assert.deepEqual(livingMembers(pgid), [], 'nothing of the command is left running');
+	});
+
+	for (const tty of [true, false]) {
+		it(`a session on ${tty ? 'a pty' : 'pipes'} that ignores SIGHUP and SIGTERM is killed with its group`, async () => {
+			const manager = new SessionManager({ graceMs: 200 });
+			try {
+				const { session } = manager.start({ command: `trap '' HUP TERM; sleep 1000 & sleep 1000`, cwd: dir, tty, maxOutputBytes: 4096 });
+				groups.push(session.pid);
+				assert.ok(await until(() => livingMembers(session.pid).length >= 3, 5_000), 'the shell and both sleeps run');
+				await withDeadline(session.kill('killed'), DEADLINE_MS, 'kill did not return');
+				assert.equal(session.alive, false);
+				assert.deepEqual(livingMembers(session.pid), [], 'nothing of the session is left running');
+			} finally {
+				await withDeadline(manager.dispose(), DEADLINE_MS, 'dispose did not return');
+			}
+		});
+	}
+
+	// The host's process groups are what these tests watch: outside the sandbox, whose PID namespace
+	// would end everything anyway (test/unit/sandbox.test.ts covers that).
+	describe('through the tools', () => {
+		const unsandboxed = { settings: { sandbox: { mode: 'off' } } };
+		let tree: ReturnType<typeof makeTree>;
+		beforeEach(() => { tree = makeTree(); });
+		afterEach(() => tree.cleanup());
+
+		it('run_command: a timeout stops a command that ignores SIGTERM', async () => {
+			const h = makeHarness(tree.root, unsandboxed);
+			const pidFile = path.join(dir, 'pids');
+			const running = h.invoke('run_command', { command: `trap '' TERM; sleep 1000 & echo $$ $! > ${pidFile}; sleep 1000`, timeoutMs: 300 });
+			const [pgid] = await pidsFrom(pidFile);
+			groups.push(pgid);
+			const result = await withDeadline(running, DEADLINE_MS, 'run_command did not return');
+			assert.match(resultText(result), /^Timed out after 0\.3 s/);
+			assert.deepEqual(livingMembers(pgid), []);
+		});
+
+		it('kill_session: stops a session that ignores SIGHUP and SIGTERM', async () => {
+			const h = makeHarness(tree.root, unsandboxed);
+			const sessions = (h.registry as any).env.state.sessions as SessionManager;
+			try {
+				await h.text('exec_command', { command: `trap '' HUP TERM; sleep 1000 & sleep 1000`, yieldMs: 0 });
+				const pgid = sessions.get(1)!.pid;
+				groups.push(pgid);
+				assert.ok(await until(() => livingMembers(pgid).length >= 3, 5_000), 'the shell and both sleeps run');
+				const text = resultText(await withDeadline(h.invoke('kill_session', { sessionId: 1 }), DEADLINE_MS, 'kill_session did not return'));
+				assert.match(text, /was stopped with every process it started/);
+				assert.deepEqual(livingMembers(pgid), []);
+			} finally {
+				await withDeadline(sessions.dispose(), DEADLINE_MS, 'dispose did not return');
+			}
+		});
+	});
+});
+
+describe('signalling process groups', function () {
+	this.timeout(DEADLINE_MS + 5_000);
+	let dir: string;
+	beforeEach(() => { dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'tb-groups-'))); });
+	afterEach(() => {
+		stopProcessesIn(dir);
+		fs.rmSync(dir, { recursive: true, force: true });
+	});
+
+	it('never signals pid 0, 1, a negative or a fractional pid (that would reach other processes)', () => {
+		// Signal 0 only checks: even if the guard failed, nothing would be delivered.
+		const probe = 0 as unknown as NodeJS.Signals;
+		for (const pid of [0, 1, -1, -process.pid, 1.5, Number.NaN]) {
+			assert.equal(signalGroup(pid, probe), false, String(pid));
+			assert.equal(groupAlive(pid), false, String(pid));
+		}
+	});
+
+	it('reads state, parent and group from /proc, whatever the program is called', async function () {
+		if (process.platform !== 'linux') this.skip();
+		assert.equal(procStat(process.pid)?.ppid, process.ppid);
+		// The name in /proc/<pid>/stat is in parentheses and may hold some itself.
+		const odd = path.join(dir, 'a) b (c');
+		fs.copyFileSync('/bin/sleep', odd);
+		fs.chmodSync(odd, 0o755);
+		const child = spawn(odd, ['1000'], { cwd: dir, detached: true, stdio: 'ignore' });
+		try {
+			const stat = procStat(child.pid!);
+			assert.deepEqual({ ppid: stat?.ppid, pgrp: stat?.pgrp }, { ppid: process.pid, pgrp: child.pid });
+			assert.match(stat!.state, /^[RSD]$/);
+			assert.deepEqual(livingMembers(child.pid!), [child.pid]);
+			assert.equal(groupAlive(child.pid!), true);
+		} finally {
+			child.kill('SIGKILL');
+		}
+		assert.ok(await until(() => !groupAlive(child.pid!), 5_000));
+		assert.equal(procStat(2 ** 22 + 1), undefined, 'no such pid');
+	});
+
+	it('a stopped command still ends by SIGTERM: SIGCONT goes with it', async () => {
+		const result = await withDeadline(runProcess({ command: 'kill -STOP $$', cwd: dir, timeoutMs: 300, graceMs: 5_000, maxOutputBytes: 1024 }), DEADLINE_MS, 'runProcess did not return');
+		assert.equal(result.end, 'timeout');
+		assert.equal(result.signal, 'SIGTERM', 'not left stopped until the SIGKILL');
+	});
+
+	it('finds PowerShell 7 on the PATH on Windows, else cmd.exe', () => {
+		fs.writeFileSync(path.join(dir, 'pwsh.exe'), '');
+		for (const env of [{ PATH: `/nowhere${path.delimiter}${dir}` }, { Path: dir }]) {
+			assert.deepEqual(shellInvocation('Get-Date', 'win32', env), { file: path.join(dir, 'pwsh.exe'), args: ['-NoLogo', '-NoProfile', '-NonInteractive', '-Command', 'Get-Date'] });
+		}
+		assert.deepEqual(shellInvocation('dir', 'win32', {}), { file: 'cmd.exe', args: ['/d', '/s', '/c', '"dir"'], windowsVerbatimArguments: true });
+	});
+});

@@ -182,6 +182,7 @@ describe('match: nearestLines (for "not found" messages)', () => {
 		assert.deepEqual(nearestLines(['a', ''], ['a', '']), { index: 0, similarity: 1 });
 		assert.deepEqual(nearestLines(['\tsay “hi”'], ['  say "hi"  ']), { index: 0, similarity: 1 }, 'whitespace and look-alikes aside');
 		assert.equal(nearestLines(['alpha beta'], ['gamma delta']), undefined);
+		assert.equal(nearestLines(['aaaa'], ['a']), undefined, 'one character against a run of pairs');
 	});
 
 	it('prefers the earliest of equally good blocks, and counts lines past the end as unlike', () => {
@@ -194,6 +195,7 @@ describe('match: nearestLines (for "not found" messages)', () => {
 	it('gives up on empty files, blank quotes and files too long to search', () => {
 		assert.equal(nearestLines([], ['a']), undefined);
 		assert.equal(nearestLines(['a'], ['', '  ']), undefined);
+		assert.equal(nearestLines([''], ['']), undefined);
 		assert.equal(nearestLines(new Array(200_001).fill('a'), ['a']), undefined);
 		assert.deepEqual(nearestLines(new Array(200_000).fill('a'), ['a']), { index: 0, similarity: 1 });
 	});

@@ -1,11 +1,14 @@
 import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { applyChangesAtomically } from '../../src/core/atomic';
-import { createSharedState, FileChange } from '../../src/core/context';
+import { createSharedState, Diagnostic, FileChange } from '../../src/core/context';
 import { pendingChange, readCurrent, withFileLocks } from '../../src/core/mutation';
 import { createNodeEnvironment } from '../../src/core/nodeHost';
-import { textResult } from '../../src/core/result';
+import { resultText, textResult } from '../../src/core/result';
 import { ToolRegistry } from '../../src/tools/registry';
 import { defineTool } from '../../src/tools/tool';
 import { makeHarness, makeTree } from './helpers';
@@ -224,4 +227,162 @@ describe('stale writes: a same-size change on disk is a change too', () => {
 			assert.equal(read(), theirs);
 		});
 	}
+});
+
+describe('the change pipeline, planned and committed', () => {
+	let tree: ReturnType<typeof makeTree>;
+	beforeEach(() => { tree = makeTree({ 'a.txt': 'alpha\n', 'b.txt': 'beta\n' }); });
+	afterEach(() => tree.cleanup());
+	const envOf = (h: ReturnType<typeof makeHarness>) => (h.registry as any).env as ReturnType<typeof createNodeEnvironment>;
+
+	/** A registry whose one tool makes `changes()` (computed after `meanwhile`), then commits them. */
+	function committing(changes: () => FileChange[], meanwhile: () => void = () => undefined, options: Parameters<typeof createNodeEnvironment>[0] extends infer O ? Partial<O> : never = {}) {
+		const tool = defineTool({
+			name: 'commit_these', referenceName: 'tbCommit', displayName: 'Commit', group: 'edit', mutating: true, icon: 'edit', tags: [],
+			userDescription: 'test', modelDescription: 'test', schema: Type.Object({}), describe: () => 'Committing',
+			run: async (_input, ctx) => {
+				const prepared = changes();
+				meanwhile();
+				return pendingChange(ctx, 'Commit these', prepared, () => textResult('committed'));
+			},
+		});
+		return new ToolRegistry([tool], createNodeEnvironment({ roots: [tree.root], confirm: async () => true, ...options }));
+	}
+	const change = (rel: string, before: string | null, after: string | null, movedTo?: string): FileChange => ({
+		path: tree.file(rel), displayPath: rel, before: before === null ? null : Buffer.from(before), after: after === null ? null : Buffer.from(after),
+		...(movedTo ? { movedTo: { path: tree.file(movedTo), displayPath: movedTo } } : {}),
+	});
+
+	it('refuses what changed on disk while the change was prepared: a new file that appeared, a file that went, a move target that appeared', async () => {
+		const created = await committing(() => [change('new.txt', null, 'mine\n')], () => fs.writeFileSync(tree.file('new.txt'), 'theirs\n')).invoke('commit_these', {});
+		assert.deepEqual(created.error, { code: 'already_exists', message: 'new.txt was created by someone else while this change was prepared. Nothing was written. Read it, then decide whether to overwrite it.' });
+		const deleted = await committing(() => [change('a.txt', 'alpha\n', 'A\n')], () => fs.rmSync(tree.file('a.txt'))).invoke('commit_these', {});
+		assert.deepEqual(deleted.error, { code: 'stale_write', message: 'a.txt was deleted or moved on disk since it was read. Nothing was written. Check with list_dir or find_files, then read it again.' });
+		const target = await committing(() => [change('b.txt', 'beta\n', 'beta\n', 'c.txt')], () => fs.writeFileSync(tree.file('c.txt'), 'in the way\n')).invoke('commit_these', {});
+		assert.deepEqual(target.error, { code: 'already_exists', message: 'c.txt already exists, so b.txt cannot be moved there. Nothing was written.' });
+		assert.equal(fs.readFileSync(tree.file('b.txt'), 'utf8'), 'beta\n');
+	});
+
+	it('says exactly what changed, with the versions in the error details', async () => {
+		const h = makeHarness(tree.root);
+		await h.text('read_file', { path: 'a.txt' });
+		fs.writeFileSync(tree.file('a.txt'), 'much longer now\n');
+		fs.utimesSync(tree.file('a.txt'), 1_700_000_000, 1_700_000_000);
+		const result = await h.invoke('edit_file', { path: 'a.txt', edits: [{ oldText: 'much', newText: 'far' }] });
+		assert.equal(result.error?.message, 'a.txt changed on disk since you last read it (size 6 → 16 bytes, modified 2023-11-14T22:13:20.000Z). Nothing was written, so the other change is not lost. Read the file again with read_file, then redo your change on its current content.');
+		const details = result.metadata.errorDetails as { path: string; known: { size: number }; now: { size: number; mtimeMs: number } };
+		assert.deepEqual([details.path, details.known.size, details.now.size, details.now.mtimeMs], ['a.txt', 6, 16, 1_700_000_000_000]);
+	});
+
+	it('a file created while the person decided is named in the refusal', async () => {
+		const h = makeHarness(tree.root);
+		const error = await h.error('write_file', { path: 'new.txt', content: 'mine\n' }, { decide: async () => { fs.writeFileSync(tree.file('new.txt'), 'theirs\n'); return true; } });
+		assert.equal(error.message, 'new.txt was created by someone else since you were shown the change. Nothing was written. Read it, then decide whether to overwrite it.');
+	});
+
+	it('refuses a path that is no regular file (a FIFO)', async function () {
+		if (process.platform === 'win32') this.skip();
+		execFileSync('mkfifo', [tree.file('pipe')]);
+		const error = await makeHarness(tree.root).error('write_file', { path: 'pipe', content: 'x' });
+		assert.deepEqual(error, { code: 'io', message: 'pipe is not a regular file (a device, socket or pipe); these tools neither read nor change such files. Give the path of a regular file.' });
+	});
+
+	it('says when the backup cannot be made, and changes nothing', async () => {
+		// A private storage folder at first (the host checks it), replaced by a file before the change.
+		const storageDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-storage-'));
+		const h = makeHarness(tree.root, { storageDir });
+		fs.rmSync(storageDir, { recursive: true });
+		fs.writeFileSync(storageDir, 'not a folder');
+		const error = await h.error('write_file', { path: 'a.txt', content: 'changed\n' });
+		fs.rmSync(storageDir, { force: true });
+		assert.equal(error.code, 'io');
+		assert.match(error.message, /^Could not back up the original files before changing them \(.+\)\. Nothing was changed\.$/);
+		assert.equal(fs.readFileSync(tree.file('a.txt'), 'utf8'), 'alpha\n');
+	});
+
+	it('reports a host failure that is not even an Error', async () => {
+		const error = await makeHarness(tree.root, { applyChanges: async () => { throw null; } }).error('write_file', { path: 'a.txt', content: 'b\n' });
+		assert.match(error.message, /^The change could not be applied: null\. Some files may have changed/);
+	});
+
+	it('remembers the versions it wrote: a moved file under its new path only, a deleted one not at all', async () => {
+		const h = makeHarness(tree.root);
+		await h.text('read_file', { path: 'a.txt' });
+		await h.text('read_file', { path: 'b.txt' });
+		await h.text('apply_patch', { patch: '*** Begin Patch\n*** Update File: a.txt\n*** Move to: moved.txt\n*** Delete File: b.txt\n*** End Patch' });
+		const versions = envOf(h).state.fileVersions;
+		assert.deepEqual([versions.has(tree.file('a.txt')), versions.has(tree.file('moved.txt')), versions.has(tree.file('b.txt'))], [false, true, false]);
+	});
+
+	it('a lock is let go only by the call that holds it: a third call still waits for the second', async () => {
+		const state = createSharedState();
+		const log: string[] = [];
+		const job = (name: string, ms: number) => withFileLocks(state, ['/w/f'], async () => {
+			log.push(`start ${name}`);
+			await new Promise(resolve => setTimeout(resolve, ms));
+			log.push(`end ${name}`);
+		});
+		const first = job('first', 5);
+		const second = job('second', 40);
+		await first;
+		await Promise.all([second, job('third', 1)]);
+		assert.deepEqual(log, ['start first', 'end first', 'start second', 'end second', 'start third', 'end third']);
+	});
+
+	describe('new diagnostics', () => {
+		const file = () => tree.file('a.txt');
+		const diagnostic = (message: string, extra: Partial<Diagnostic> = {}): Diagnostic => ({ path: file(), line: 1, column: 1, severity: 'error', message, ...extra });
+		/** A host whose language server reports `before` first, then `after` from the `from`th call on; records what it was asked. */
+		const server = (before: Diagnostic[], after: Diagnostic[], from = 2) => {
+			const asked: (readonly string[])[] = [];
+			return { asked, diagnostics: async (paths: readonly string[]) => { asked.push(paths); return asked.length >= from ? after : before; } };
+		};
+		let writes = 0;
+		const report = async (before: Diagnostic[], after: Diagnostic[], from = 2) => {
+			const { diagnostics } = server(before, after, from);
+			const result = await makeHarness(tree.root, { diagnostics }).invoke('write_file', { path: 'a.txt', content: `change ${++writes}\n` });
+			const text = resultText(result);
+			return text.includes('New problems') ? text.slice(text.indexOf('New problems')) : '';
+		};
+
+		it('lists errors before warnings, by path and line, leaves out info and hints and what was there before', async () => {
+			const other = tree.file('b.txt');
+			const text = await report([diagnostic('old'), diagnostic('twice')], [
+				diagnostic('old'), diagnostic('twice'), diagnostic('twice'),
+				diagnostic('a warning', { severity: 'warning', line: 2 }),
+				diagnostic('later error', { line: 9, column: 4, code: 'E1' }),
+				diagnostic('earlier error', { line: 3, source: 'ts' }),
+				diagnostic('in b', { path: other, line: 1 }),
+				diagnostic('just info', { severity: 'info' }), diagnostic('a hint', { severity: 'hint' }),
+				diagnostic('old', { source: 'eslint' }), diagnostic('old', { code: 'X9' }),
+			]);
+			assert.equal(text, [
+				'New problems reported after the change:',
+				'a.txt:1:1 error: twice',
+				'a.txt:1:1 error: old (eslint)',
+				'a.txt:1:1 error X9: old',
+				'a.txt:3:1 error: earlier error (ts)',
+				'a.txt:9:4 error E1: later error',
+				'b.txt:1:1 error: in b',
+				'a.txt:2:1 warning: a warning',
+			].join('\n'));
+		});
+
+		it('waits for a language server that reacts late, and says "more" only beyond ten', async () => {
+			assert.match(await report([], [diagnostic('slow')], 4), /error: slow$/);
+			const ten = Array.from({ length: 10 }, (_, i) => diagnostic(`new ${i}`, { line: i + 1 }));
+			const text = await report([], ten);
+			assert.equal(text.split('\n').length, 11);
+			assert.doesNotMatch(text, /more/);
+		});
+
+		it('asks about the files as they end up: not deleted ones, moved ones under their new name', async () => {
+			const deleting = server([], []);
+			await makeHarness(tree.root, { diagnostics: deleting.diagnostics }).text('apply_patch', { patch: '*** Begin Patch\n*** Delete File: b.txt\n*** End Patch' });
+			assert.deepEqual(deleting.asked, [], 'nothing to ask about: no file was written');
+			const moving = server([], []);
+			await makeHarness(tree.root, { diagnostics: moving.diagnostics }).text('apply_patch', { patch: '*** Begin Patch\n*** Update File: a.txt\n*** Move to: c.txt\n*** End Patch' });
+			assert.deepEqual(moving.asked[0], [tree.file('c.txt')]);
+		});
+	});
 });

@@ -445,7 +445,32 @@ describe('truncate: the edges of each rule', () => {
 		assert.equal(cutLine('\udc00x', 1).text, '\udc00 [… line cut: 1 more char …]', 'a low surrogate is no pair start');
 	});
 
+	it('keeps a piece of an edge line when one line may be kept and none fits whole, at either end', () => {
+		const cut = (text: string, options: TruncateOptions) => { const result = truncateText(text, options); return [result.text, result.info.keptLines, result.info.linesOmitted]; };
+		assert.deepEqual(cut('a😀€😀bbba€ éééé \n\n€\nb \n\n\n', { maxBytes: 14, maxLines: 1, keep: 'head' }), ['a😀€😀bb\n[… 5 lines / 26 B omitted …]', 1, 5]);
+		assert.deepEqual(cut('b😀éabb😀€😀aééa€ba😀   bb€ \n😀😀bé😀é ', { maxBytes: 4, maxLines: 1, keep: 'tail' }), ['[… 1 line / 61 B omitted …]\né ', 1, 1]);
+		assert.deepEqual(cut('😀éb é€b\n\n€😀 €a😀é  é€ b\nbéb😀€€ébb', { maxBytes: 4, maxLines: 1, keep: 'middle' }), ['[… 3 lines / 58 B omitted …]\nébb', 1, 3]);
+	});
+
+	it('keeps a line that fills the byte cap exactly', () => {
+		assert.equal(truncateText('aéb\n\n😀€€ébbaé😀€a€ééa\n😀\na😀😀b😀ba😀a', { maxBytes: 6, maxLines: 5, keep: 'head' }).text, 'aéb\n\n[… 3 lines / 60 B omitted …]');
+		assert.equal(truncateText('b€\n\n😀é\n\n\néaé €a\n€bb😀a😀é ', { maxBytes: 26, maxLines: 5, keep: 'middle' }).text, 'b€\n\n[… 4 lines / 20 B omitted …]\n€bb😀a😀é ');
+	});
+
+	it('rounds sizes of ten units and more to whole numbers', () => {
+		assert.equal(formatBytes(177_674), '174 KB');
+	});
+
 	describe('HeadTailBuffer', () => {
+		it('counts a line kept in both head and tail as kept, and a line kept nowhere as omitted', () => {
+			const both = new HeadTailBuffer(24, 0.25);
+			both.push(Buffer.from(' b\nb€b€a€€bé\n€a😀'));
+			assert.deepEqual(both.toText().info, { truncated: true, totalBytes: 30, totalLines: 3, keptBytes: 22, keptLines: 3, bytesOmitted: 8, linesOmitted: 0 });
+			const none = new HeadTailBuffer(0);
+			none.push(Buffer.from('b  €bbbé'));
+			assert.equal(none.toText().text, '[… 1 line / 11 B omitted …]');
+		});
+
 		it('holds exactly its two stores, growing the tail by doubling only as far as needed', () => {
 			assert.equal(new HeadTailBuffer(100).retainedBytes, 100);
 			const buffer = new HeadTailBuffer(40_000);

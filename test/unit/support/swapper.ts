@@ -39,11 +39,19 @@ function replace(place: string, outside: string): { flip(): number; settle(): vo
 	let strays = 0;
 	/** Renames `from` to `place`; a tool may have made a new folder there while the name was free: move it aside. */
 	const putBack = (from: string) => {
-		try {
-			fs.renameSync(from, place);
-		} catch {
-			fs.renameSync(place, `${place}.stray-${++strays}`);
-			fs.renameSync(from, place);
+		// A tool may make the folder again between the move aside and the rename: try again.
+		for (let attempt = 0; ; attempt++) {
+			try {
+				fs.renameSync(from, place);
+				return;
+			} catch (error) {
+				if (attempt >= 100) throw error;
+				try {
+					fs.renameSync(place, `${place}.stray-${++strays}`);
+				} catch {
+					// Gone again meanwhile: the next attempt takes the free name.
+				}
+			}
 		}
 	};
 	return {

@@ -2,12 +2,12 @@ import { fileURLToPath } from 'node:url';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { CallToolRequestSchema, CallToolResult, ListToolsRequestSchema, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { confirmationDiff, confirmationTitle, describeRequest } from '../core/approval';
+import { confirmationDiff, confirmationTitle, describeRequest } from '../core/policy/approval';
 import type { ApprovalRequest } from '../core/context';
-import { ToolError } from '../core/errors';
+import { ToolError } from '../core/results/errors';
 import { createNodeEnvironment } from '../core/nodeHost';
-import type { ToolResult } from '../core/result';
-import type { Approval, SettingsOverrides } from '../core/settings';
+import type { ToolResult } from '../core/results/result';
+import type { Approval, SettingsOverrides } from '../core/policy/settings';
 import { ALL_TOOLS, ToolRegistry } from '../tools';
 import type { ToolDescription } from '../tools/registry';
 

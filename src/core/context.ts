@@ -2,6 +2,7 @@ import type { Boundary } from './policy/boundary';
 import type { SandboxHostOptions } from './sandbox/runtime';
 import type { LanguageServices } from './languages';
 import { SessionManager } from './commands/sessions';
+import { LineIndexes } from './files/lineIndex';
 import type { Limits, Settings } from './policy/settings';
 import type { ToolResult } from './results/result';
 
@@ -150,10 +151,12 @@ export interface SharedState {
 	readonly fileLocks: Map<string, Promise<void>>;
 	/** Interactive sessions (exec_command, write_stdin, …); the VS Code layer mirrors them in terminals. */
 	readonly sessions?: SessionManager;
+	/** Where lines start in the big files read lately, so paging deep into them costs a seek. */
+	readonly lineIndexes?: LineIndexes;
 }
 
 export function createSharedState(): SharedState {
-	return { fileVersions: new Map(), fileLocks: new Map(), sessions: new SessionManager() };
+	return { fileVersions: new Map(), fileLocks: new Map(), sessions: new SessionManager(), lineIndexes: new LineIndexes() };
 }
 
 /** `waiting`: the call waits for a person to confirm it (nothing has run or changed yet). */

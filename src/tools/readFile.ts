@@ -6,6 +6,7 @@ import {
 	LineWindow, LINE_COUNT_LIMIT, readHead, readRange, readWhole, readWindowBackward, readWindowForward, sniff, splitLines,
 	windowOfLines, windowOfText,
 } from '../core/files/files';
+import type { LineIndex } from '../core/files/lineIndex';
 import { indentationBlock } from '../core/text/indentation';
 import { withFileLocks } from '../core/changes/locks';
 import { currentVersion } from '../core/changes/stale';
@@ -66,7 +67,8 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 		}
 
 		const limit = Math.min(input.limit ?? ctx.limits.readLines, ctx.limits.readLines * 10);
-		const window = await readWindow(handle, stat.size, dirty, input, limit, ctx);
+		const index = dirty === undefined ? ctx.state.lineIndexes?.forFile(target.absolute, stat) : undefined;
+		const window = await readWindow(handle, stat.size, dirty, input, limit, ctx, index);
 		ctx.note({ target: display });
 		return render(display, window, input, limit, ctx, dirty !== undefined);
 	});
@@ -82,7 +84,7 @@ async function recordVersion(ctx: ToolContext, absolute: string, handle: Handle)
 	});
 }
 
-async function readWindow(handle: Handle, size: number, dirty: string | undefined, input: Input, limit: number, ctx: ToolContext): Promise<LineWindow> {
+async function readWindow(handle: Handle, size: number, dirty: string | undefined, input: Input, limit: number, ctx: ToolContext, index?: LineIndex): Promise<LineWindow> {
 	const offset = input.offset ?? 1;
 	// Each shown line carries a number and a tab; the byte cap covers them too.
 	const lineOverhead = String(Math.abs(offset) + limit).length + 1;
@@ -110,7 +112,7 @@ async function readWindow(handle: Handle, size: number, dirty: string | undefine
 	}
 	const window = dirty !== undefined
 		? windowOfText(dirty, { ...budget, start: offset, maxLines: limit })
-		: await readWindowForward(handle, size, { ...budget, start: offset, maxLines: limit });
+		: await readWindowForward(handle, size, { ...budget, start: offset, maxLines: limit }, index);
 	if (window.lines.length === 0 && window.totalLines !== undefined && offset > Math.max(1, window.totalLines)) {
 		throw beyondEnd(offset, window.totalLines);
 	}

@@ -1,10 +1,12 @@
 import * as fs from 'node:fs';
 import { fromNodeError, throwIfAborted } from '../results/errors';
-import { countNewlines } from '../results/truncate';
+import { countNewlinesFast, LineIndex } from './lineIndex';
 
 /** Files above this size are never scanned whole just to count their lines. */
 export const LINE_COUNT_LIMIT = 64 * 1024 * 1024;
 const CHUNK = 256 * 1024;
+/** Lines before a window are skipped in chunks this big, on raw bytes. */
+const SKIP_CHUNK = 1024 * 1024;
 const SNIFF_BYTES = 8192;
 
 export type Sniffed = { kind: 'text' } | { kind: 'binary' } | { kind: 'image'; mimeType: string; format: string };
@@ -144,16 +146,18 @@ export function windowOfLines(all: string[], options: WindowOptions): LineWindow
 }
 
 /**
- * Reads lines [start, start+maxLines) from a file without loading it: chunks are decoded as they
- * come and reading stops once the window is full. The total is counted (by a newline scan) only
- * when the file is small enough for that to be cheap.
+ * Reads lines [start, start+maxLines) from a file without loading it: the lines before the window
+ * are skipped on raw bytes (from the nearest checkpoint of `index`, when the file was read before),
+ * then chunks are decoded as they come and reading stops once the window is full. The total is
+ * counted (by a newline scan) only when the file is small enough for that to be cheap.
  */
-export async function readWindowForward(handle: Handle, size: number, options: WindowOptions): Promise<LineWindow> {
+export async function readWindowForward(handle: Handle, size: number, options: WindowOptions, index?: LineIndex): Promise<LineWindow> {
+	const skipped = await skipToLine(handle, size, options.start, options.signal, index);
 	const decoder = new TextDecoder('utf-8');
 	const buffer = Buffer.alloc(CHUNK);
 	const lines: string[] = [];
 	let keptBytes = 0;
-	let lineNumber = 1;
+	let lineNumber = skipped.line;
 	let current = '';
 	let currentBytes = 0;
 	let lineHasChars = false;
@@ -161,7 +165,7 @@ export async function readWindowForward(handle: Handle, size: number, options: W
 	let stoppedByBytes = false;
 	let full = false;
 	let more = false;
-	let position = 0;
+	let position = skipped.byte;
 
 	/** Ends the line being assembled; false when the window has no room for it. */
 	const completeLine = (): boolean => {
@@ -215,8 +219,44 @@ export async function readWindowForward(handle: Handle, size: number, options: W
 	if (!full && lineHasChars) completeLine();
 	let totalLines: number | undefined;
 	if (!full) totalLines = lineNumber - 1;
-	else if (size <= LINE_COUNT_LIMIT) totalLines = await countAllLines(handle, size, options.signal);
+	else if (size <= LINE_COUNT_LIMIT) totalLines = index?.totalLines ?? await countAllLines(handle, size, options.signal);
+	if (index && totalLines !== undefined) index.totalLines = totalLines;
 	return { firstLine: options.start, lines, totalLines, more, stoppedByBytes, partialLine };
+}
+
+/**
+ * Where line `start` begins, found by counting newlines a megabyte at a time without decoding; or,
+ * in a file with fewer lines, where its last line begins. Each chunk passed leaves a checkpoint in
+ * `index` (the start of the first line after the chunk's last newline).
+ */
+async function skipToLine(handle: Handle, size: number, start: number, signal: AbortSignal | undefined, index?: LineIndex): Promise<{ byte: number; line: number }> {
+	const from = index?.before(start) ?? { byte: 0, newlines: 0 };
+	const wanted = start - 1;
+	let newlines = from.newlines;
+	let lineStart = from.byte;
+	if (newlines >= wanted) return { byte: lineStart, line: newlines + 1 };
+	// Its own memory, word-aligned for the word-at-a-time count.
+	const buffer = Buffer.allocUnsafeSlow(Math.min(SKIP_CHUNK, Math.max(size - lineStart, 4)));
+	for (let position = lineStart; newlines < wanted && position < size;) {
+		throwIfAborted(signal, 'The read');
+		const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
+		if (bytesRead === 0) break;
+		const inChunk = countNewlinesFast(buffer, 0, bytesRead);
+		if (newlines + inChunk < wanted) {
+			if (inChunk > 0) {
+				newlines += inChunk;
+				lineStart = position + buffer.lastIndexOf(0x0a, bytesRead - 1) + 1;
+				index?.record(lineStart, newlines);
+			}
+			position += bytesRead;
+			continue;
+		}
+		let at = 0;
+		for (; newlines < wanted; newlines++) at = buffer.indexOf(0x0a, at) + 1;
+		lineStart = position + at;
+		index?.record(lineStart, newlines);
+	}
+	return { byte: lineStart, line: newlines + 1 };
 }
 
 /**
@@ -306,7 +346,7 @@ export async function countAllLines(handle: Handle, size: number, signal?: Abort
 		const { bytesRead } = await handle.read(buffer, 0, CHUNK, position);
 		if (bytesRead === 0) break;
 		position += bytesRead;
-		newlines += countNewlines(buffer, 0, bytesRead);
+		newlines += countNewlinesFast(buffer, 0, bytesRead);
 		last = buffer[bytesRead - 1];
 	}
 	return newlines + (last === 0x0a ? 0 : 1);

@@ -3,7 +3,8 @@
 //   grep over this repo's node_modules vs `rg` with the same pattern and flags (target ratio ≤ 1.10);
 //   grep limit 100 on a pattern with over a million matching lines (rg is stopped early) vs a full rg;
 //   find_files vs `rg --files`;
-//   edit_file of one line in a 50 MB file vs a naive read + replace + writeFile.
+//   list_dir depth 10 on a generated tree of 22,523 entries vs `find -maxdepth 10`;
+//   edit_file of one line in a 50 MB file vs `sed -i` and a naive read + replace + writeFile.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -78,6 +79,34 @@ function writeBigText(file, bytes) {
 	fs.closeSync(fd);
 }
 
+/**
+ * 1,877 folders ten levels deep, 11 files in each (22,523 entries), and a .gitignore at the top:
+ * the shape of a source tree. Kept in bench/.data between runs.
+ */
+function listTree() {
+	const root = path.join(repo, 'bench', '.data', 'tree-22k');
+	if (fs.existsSync(path.join(root, '.done'))) return root;
+	fs.rmSync(root, { recursive: true, force: true });
+	const fill = (folder, depth) => {
+		fs.mkdirSync(folder, { recursive: true });
+		for (let file = 0; file < 11; file++) fs.writeFileSync(path.join(folder, `file${file}.ts`), 'x');
+		if (depth >= 10) return;
+		const folders = depth < 4 ? 4 : depth % 2 === 0 ? 2 : 1;
+		for (let sub = 0; sub < folders; sub++) fill(path.join(folder, `dir${sub}`), depth + 1);
+	};
+	fill(root, 1);
+	fs.writeFileSync(path.join(root, '.gitignore'), '*.log\nbuild/\n');
+	fs.writeFileSync(path.join(root, '.done'), '');
+	return root;
+}
+
+/** A shell command's run, measured from a Node process like the tools' (its spawn is counted). */
+function shell(command, cwd) {
+	return timed(`
+		require('node:child_process').execFileSync('sh', ['-c', ${JSON.stringify(command)}], { cwd: ${JSON.stringify(cwd)}, stdio: 'ignore' });
+		return 0;`);
+}
+
 export default async function () {
 	// Backups and command logs of every measured call go here, not into the CLI's shared folder:
 	// each edit_file run backs up the whole big file.
@@ -89,9 +118,25 @@ export default async function () {
 	}
 }
 
+/** BENCH_ROWS=list (a regular expression) measures only the rows whose tool it names. */
+const wanted = name => new RegExp(process.env.BENCH_ROWS ?? '').test(name);
+
 async function measureAll(storageDir) {
 	const setup = registrySource(repo, {}, { storageDir });
 	const rows = [];
+	if (wanted('grep')) grepRows(setup, rows);
+	if (wanted('find_files')) {
+		const find = pair(() => tool('find_files', { pattern: '*.js', path: 'node_modules', includeIgnored: true }, setup),
+			() => rawRg(['--no-config', '--no-ignore', '--files', '-g', '*.js', '--', 'node_modules'], repo));
+		rows.push({ name: `find_files "*.js" in node_modules (${find.ours.value.total} files, 500 shown)`, ...find });
+	}
+	if (wanted('list_dir')) listRows(storageDir, rows);
+	if (wanted('edit_file')) editRows(storageDir, rows);
+	table(rows);
+	console.log(`(best of ${ROUNDS} alternating medians of ${RUNS} warm runs each; baseline = rg with the same pattern and ignore flags, output read whole; find and sed through sh, their spawn counted)`);
+}
+
+function grepRows(setup, rows) {
 
 	// Patterns with a few hundred hits: the whole tree is searched by both. The second one matches
 	// inside minified files, so its matching lines are megabytes of JSON to read.
@@ -109,10 +154,18 @@ async function measureAll(storageDir) {
 		rows.push({ name: `grep "e" limit 100 in ${label}`, ours, base });
 	}
 
-	const find = pair(() => tool('find_files', { pattern: '*.js', path: 'node_modules', includeIgnored: true }, setup),
-		() => rawRg(['--no-config', '--no-ignore', '--files', '-g', '*.js', '--', 'node_modules'], repo));
-	rows.push({ name: `find_files "*.js" in node_modules (${find.ours.value.total} files, 500 shown)`, ...find });
+}
 
+function listRows(storageDir, rows) {
+	const tree = listTree();
+	const listSetup = registrySource(tree, {}, { storageDir });
+	for (const [label, input] of [['first page', {}], ['page at 20,000 (walks nearly all)', { offset: 20_000 }]]) {
+		const list = pair(() => tool('list_dir', { depth: 10, ...input }, listSetup), () => shell('find . -maxdepth 10 > /dev/null', tree));
+		rows.push({ name: `list_dir depth 10, 22,523 entries, ${label}`, ...list });
+	}
+}
+
+function editRows(storageDir, rows) {
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-bench-files-'));
 	try {
 		writeBigText(path.join(dir, 'big.txt'), 25 << 20);
@@ -129,21 +182,17 @@ async function measureAll(storageDir) {
 			const forward = !fs.existsSync(${state}) || fs.readFileSync(${state}, 'utf8') === 'back';
 			fs.writeFileSync(${state}, forward ? 'forth' : 'back');
 			const [from, to] = forward ? ['THE LINE TO CHANGE', 'THE LINE, CHANGED'] : ['THE LINE, CHANGED', 'THE LINE TO CHANGE'];`;
-		const { ours: edit, base: naive } = pair(() => {
+		const { ours: edit, base: sed } = pair(() => {
 			dropBackups();
 			return timed(`${direction}
 			const result = await registry.invoke('edit_file', { path: 'big.txt', edits: [{ oldText: from, newText: to }] });
 			if (result.error) throw new Error(result.error.message);
 			return result.metadata.added;`, { setup: editSetup });
 		}, () => timed(`${direction}
-			const file = ${JSON.stringify(path.join(dir, 'big.txt'))};
-			const text = fs.readFileSync(file, 'utf8');
-			fs.writeFileSync(file, text.replace(from, to));
+			require('node:child_process').execFileSync('sed', ['-i', \`s/\${from}/\${to}/\`, ${JSON.stringify(path.join(dir, 'big.txt'))}]);
 			return 1;`));
-		rows.push({ name: `edit_file one line of a ${(size / (1 << 20)).toFixed(0)} MB file (atomic, fsync, backup, diff)`, ours: edit, base: naive });
+		rows.push({ name: `edit_file one line of a ${(size / (1 << 20)).toFixed(0)} MB file (atomic, fsync, backup, diff) vs sed -i`, ours: edit, base: sed });
 	} finally {
 		fs.rmSync(dir, { recursive: true, force: true });
 	}
-	table(rows);
-	console.log(`(best of ${ROUNDS} alternating medians of ${RUNS} warm runs each; baseline = rg with the same pattern and ignore flags, output read whole; the edit baseline is readFile + replace + writeFile, not atomic)`);
 }

@@ -24,6 +24,13 @@ type Input = typeof schema.static;
 
 /** Entries counted before the walk gives up on an exact total. */
 const MAX_WALK_ENTRIES = 100_000;
+/**
+ * Entries counted past the page before the walk stops: a small tree is counted whole, a big one
+ * costs about what its page costs (the rest is said to be "at least" so many).
+ */
+const COUNTED_AHEAD = 1000;
+/** Folders read at once: enough to keep the I/O threads busy, few enough to stop soon after the page. */
+const PARALLEL_READS = 16;
 /** Ignored entries named in the footer (the rest are only counted). */
 const NAMED_IGNORED = 8;
 
@@ -64,6 +71,8 @@ interface Walk {
 	ignored: string[];
 	complete: boolean;
 	unreadable: string[];
+	/** Entries after which the walk may stop (the page and a margin counted past it). */
+	readonly enough: number;
 }
 
 async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
@@ -72,7 +81,7 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 	const offset = input.offset ?? 0;
 	const roots = ctx.boundary.roots;
 	const listAll = (input.path === undefined || input.path === '' || input.path === '.') && roots.length > 1;
-	const walk: Walk = { entries: [], hidden: 0, ignored: [], complete: true, unreadable: [] };
+	const walk: Walk = { entries: [], hidden: 0, ignored: [], complete: true, unreadable: [], enough: offset + limit + COUNTED_AHEAD };
 	let title: string;
 	if (listAll) {
 		title = `The ${roots.length} workspace folders`;
@@ -94,10 +103,13 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 	const body = await renderTree(page, listAll);
 	const total = walk.entries.length;
 	const more = total - offset - page.length;
-	const lines = [`${title} (${depth} level${depth === 1 ? '' : 's'}): ${walk.complete ? formatCount(total) : `more than ${formatCount(total)}`} entr${total === 1 ? 'y' : 'ies'}${page.length < total ? `, showing ${formatCount(offset + 1)}–${formatCount(offset + page.length)}` : ''}`, ...body];
+	const lines = [`${title} (${depth} level${depth === 1 ? '' : 's'}): ${walk.complete ? formatCount(total) : `at least ${formatCount(total)}`} entr${total === 1 ? 'y' : 'ies'}${page.length < total ? `, showing ${formatCount(offset + 1)}–${formatCount(offset + page.length)}` : ''}`, ...body];
 	if (total === 0) lines.push('(empty)');
 	else if (page.length === 0) lines.push(`(offset ${offset} is past the end; use an offset below ${total})`);
-	if (more > 0 || !walk.complete) lines.push(`[… ${more > 0 ? `${formatCount(more)} more entr${more === 1 ? 'y' : 'ies'}` : 'more entries'} omitted; use offset=${offset + page.length} to continue, or list a subfolder …]`);
+	if (more > 0 || !walk.complete) {
+		const counted = more > 0 ? `${walk.complete ? '' : 'at least '}${formatCount(more)} more entr${more === 1 ? 'y' : 'ies'}` : 'more entries';
+		lines.push(`[… ${counted} omitted${walk.complete ? '' : ' (not all counted)'}; use offset=${offset + page.length} to continue, or list a subfolder …]`);
+	}
 	lines.push(...footer(walk));
 	ctx.note({ target: title });
 	return textResult(lines.join('\n'), {
@@ -111,62 +123,105 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 	});
 }
 
-/** Breadth-first, so a limit keeps the upper levels whole and cuts the deepest first. */
+interface Folder {
+	readonly entry: Entry;
+	readonly workspaceRoot: string;
+	readonly rules: IgnoreRules | undefined;
+}
+
+/** What one folder adds to the walk, kept apart until it is merged in folder order. */
+interface FolderRead {
+	readonly kept: fs.Dirent[];
+	readonly hidden: number;
+	readonly ignored: string[];
+	readonly unreadable: boolean;
+}
+
+/**
+ * Breadth-first, so a limit keeps the upper levels whole and cuts the deepest first. The folders of
+ * a level are read PARALLEL_READS at a time and merged in order, so the entries come out as one
+ * after another would give them; the walk stops once it holds `walk.enough` entries.
+ */
 async function walkFolders(walk: Walk, starts: { entry: Entry; workspaceRoot: string }[], maxDepth: number, input: Input, ctx: ToolContext): Promise<void> {
-	const includeHidden = input.includeHidden ?? false;
 	const includeIgnored = input.includeIgnored ?? false;
-	let level = starts.map(start => ({ ...start, rules: undefined as IgnoreRules | undefined }));
-	for (const start of level) {
-		if (!includeIgnored) start.rules = await IgnoreRules.forWalk(start.workspaceRoot, start.entry.absolute, ctx.settings.searchExcludes);
+	let level: Folder[] = [];
+	for (const start of starts) {
+		level.push({ ...start, rules: includeIgnored ? undefined : await IgnoreRules.forWalk(start.workspaceRoot, start.entry.absolute, ctx.settings.searchExcludes) });
 	}
+	const isStart = (folder: Entry) => starts.some(start => start.entry === folder);
 	while (level.length > 0) {
-		const next: typeof level = [];
-		for (const { entry: folder, workspaceRoot, rules } of level) {
+		const next: Folder[] = [];
+		const toRead = level.filter(folder => folder.entry.depth < maxDepth);
+		for (let first = 0; first < toRead.length; first += PARALLEL_READS) {
 			if (ctx.signal.aborted) throw new CancelledError('Listing');
-			if (folder.depth >= maxDepth) continue;
-			let dirents: fs.Dirent[];
-			try {
-				dirents = await readFolder(folder, starts.some(start => start.entry === folder), ctx);
-			} catch (error) {
-				if (folder.depth === 0) throw fromNodeError(error, folder.relative || '.');
-				walk.unreadable.push(folder.relative);
-				continue;
+			const batch = toRead.slice(first, first + PARALLEL_READS);
+			const reads = await Promise.all(batch.map(folder => readAndFilter(folder, isStart(folder.entry), input, ctx)));
+			for (const [index, read] of reads.entries()) {
+				if (!merge(walk, batch[index], read, next)) return;
 			}
-			await rules?.enter(folder.absolute);
-			const kept = dirents
-				.sort(byKindThenName)
-				.filter(dirent => !isAtomicTemp(dirent.name))
-				.filter(dirent => {
-					if (!includeHidden && dirent.name.startsWith('.')) {
-						walk.hidden++;
-						return false;
-					}
-					if (rules?.isIgnored(path.join(folder.absolute, dirent.name), dirent.isDirectory())) {
-						walk.ignored.push(join(folder.relative, dirent.name) + (dirent.isDirectory() ? '/' : ''));
-						return false;
-					}
-					return true;
-				});
-			for (const [index, dirent] of kept.entries()) {
-				if (walk.entries.length >= MAX_WALK_ENTRIES) {
-					walk.complete = false;
-					return;
-				}
-				const entry: Entry = {
-					absolute: path.join(folder.absolute, dirent.name),
-					relative: join(folder.relative, dirent.name),
-					name: dirent.name,
-					depth: folder.depth + 1,
-					kind: kindOf(dirent),
-					key: [...folder.key, index],
-				};
-				walk.entries.push(entry);
-				// Symlinked folders are shown, not followed: they may lead anywhere.
-				if (entry.kind === 'dir') next.push({ entry, workspaceRoot, rules });
+			const unread = first + PARALLEL_READS < toRead.length || next.some(folder => folder.entry.depth < maxDepth);
+			if (walk.entries.length >= walk.enough && unread) {
+				walk.complete = false;
+				return;
 			}
 		}
 		level = next;
 	}
+}
+
+/** A folder's entries, sorted, without atomic-write temps, hidden and ignored ones counted apart. */
+async function readAndFilter({ entry: folder, rules }: Folder, isStart: boolean, input: Input, ctx: ToolContext): Promise<FolderRead> {
+	let dirents: fs.Dirent[];
+	try {
+		dirents = await readFolder(folder, isStart, ctx);
+	} catch (error) {
+		if (folder.depth === 0) throw fromNodeError(error, folder.relative || '.');
+		return { kept: [], hidden: 0, ignored: [], unreadable: true };
+	}
+	// Only the ignore files the listing shows to be there are opened.
+	await rules?.enter(folder.absolute, new Set(dirents.map(dirent => dirent.name)));
+	let hidden = 0;
+	const ignored: string[] = [];
+	const kept = dirents
+		.sort(byKindThenName)
+		.filter(dirent => !isAtomicTemp(dirent.name))
+		.filter(dirent => {
+			if (!(input.includeHidden ?? false) && dirent.name.startsWith('.')) {
+				hidden++;
+				return false;
+			}
+			if (rules?.isIgnored(path.join(folder.absolute, dirent.name), dirent.isDirectory())) {
+				ignored.push(join(folder.relative, dirent.name) + (dirent.isDirectory() ? '/' : ''));
+				return false;
+			}
+			return true;
+		});
+	return { kept, hidden, ignored, unreadable: false };
+}
+
+/** Adds a folder's entries to the walk and its sub-folders to `next`; false once the walk is full. */
+function merge(walk: Walk, { entry: folder, workspaceRoot, rules }: Folder, read: FolderRead, next: Folder[]): boolean {
+	if (read.unreadable) walk.unreadable.push(folder.relative);
+	walk.hidden += read.hidden;
+	walk.ignored.push(...read.ignored);
+	for (const [index, dirent] of read.kept.entries()) {
+		if (walk.entries.length >= MAX_WALK_ENTRIES) {
+			walk.complete = false;
+			return false;
+		}
+		const entry: Entry = {
+			absolute: path.join(folder.absolute, dirent.name),
+			relative: join(folder.relative, dirent.name),
+			name: dirent.name,
+			depth: folder.depth + 1,
+			kind: kindOf(dirent),
+			key: [...folder.key, index],
+		};
+		walk.entries.push(entry);
+		// Symlinked folders are shown, not followed: they may lead anywhere.
+		if (entry.kind === 'dir') next.push({ entry, workspaceRoot, rules });
+	}
+	return true;
 }
 
 /**
@@ -240,11 +295,13 @@ async function suffixOf(entry: Entry, listAll: boolean): Promise<string> {
 
 function footer(walk: Walk): string[] {
 	const notes: string[] = [];
-	if (walk.hidden > 0) notes.push(`${formatCount(walk.hidden)} hidden entr${walk.hidden === 1 ? 'y' : 'ies'} not shown (includeHidden: true shows them)`);
+	// A walk stopped early counted only what it saw.
+	const atLeast = walk.complete ? '' : 'at least ';
+	if (walk.hidden > 0) notes.push(`${atLeast}${formatCount(walk.hidden)} hidden entr${walk.hidden === 1 ? 'y' : 'ies'} not shown (includeHidden: true shows them)`);
 	if (walk.ignored.length > 0) {
 		const named = walk.ignored.slice(0, NAMED_IGNORED).join(', ');
 		const rest = walk.ignored.length > NAMED_IGNORED ? `, and ${formatCount(walk.ignored.length - NAMED_IGNORED)} more` : '';
-		notes.push(`${formatCount(walk.ignored.length)} ignored entr${walk.ignored.length === 1 ? 'y' : 'ies'} not shown: ${named}${rest} (includeIgnored: true shows them)`);
+		notes.push(`${atLeast}${formatCount(walk.ignored.length)} ignored entr${walk.ignored.length === 1 ? 'y' : 'ies'} not shown: ${named}${rest} (includeIgnored: true shows them)`);
 	}
 	if (walk.unreadable.length > 0) notes.push(`could not read: ${walk.unreadable.slice(0, NAMED_IGNORED).join(', ')}`);
 	return notes.length ? ['', ...notes.map(note => `(${note})`)] : [];

@@ -100,6 +100,32 @@ describe('list_dir', () => {
 		assert.match(second, /^ {2}src\/a\.ts {2}2 B$/m);
 	});
 
+	it('stops walking a big tree once the page and a margin past it are counted, and says so', async () => {
+		const pad = (n: number) => String(n).padStart(2, '0');
+		const files: Record<string, string> = {};
+		for (let folder = 0; folder < 60; folder++) for (let file = 0; file < 50; file++) files[`d${pad(folder)}/f${pad(file)}.txt`] = 'x';
+		const big = makeTree(files);
+		try {
+			const h = makeHarness(big.root);
+			// Breadth-first: the 60 folders, then each folder's 50 files in turn; entry 1,201 is d22/f40.txt.
+			// Folders are read 16 at a time: the walk stops after 48 of them (2,460 entries), past 1,205 + 1,000.
+			const page = await h.invoke('list_dir', { offset: 1200, limit: 5 });
+			const text = (page.content[0] as { text: string }).text;
+			assert.equal(text.split('\n').slice(0, 6).join('\n'), [
+				'The workspace folder (2 levels): at least 2,460 entries, showing 1,201–1,205',
+				...[40, 41, 42, 43, 44].map(file => `  d22/f${file}.txt  1 B`),
+			].join('\n'));
+			assert.match(text, /\[… at least 1,255 more entries omitted \(not all counted\); use offset=1205 to continue, or list a subfolder …\]/);
+			assert.equal(page.metadata.total, undefined);
+			assert.equal(page.metadata.nextOffset, 1205);
+			// The last page walks to the end and counts it all.
+			const last = await h.text('list_dir', { offset: 3055 });
+			assert.match(last, /^The workspace folder \(2 levels\): 3,060 entries, showing 3,056–3,060\n {2}d59\/f45\.txt/);
+		} finally {
+			big.cleanup();
+		}
+	});
+
 	it('lists every folder of a multi-root workspace', async () => {
 		const other = makeTree({ 'o.txt': 'o' });
 		try {

@@ -46,19 +46,17 @@ export class IgnoreRules {
 		return rules;
 	}
 
-	/** Reads a folder's ignore files (once). */
-	async enter(folder: string): Promise<void> {
+	/**
+	 * Reads a folder's ignore files (once), together. `names`, when the folder was just listed, are
+	 * its entries: ignore files not among them are not looked for.
+	 */
+	async enter(folder: string, names?: ReadonlySet<string>): Promise<void> {
 		if (this.rules.has(folder)) return;
-		const texts: string[] = [];
-		if (folder === this.top) {
-			const exclude = await fs.promises.readFile(path.join(folder, '.git', 'info', 'exclude'), 'utf8').catch(() => undefined);
-			if (exclude) texts.push(exclude);
-		}
-		for (const name of IGNORE_FILES) {
-			const text = await fs.promises.readFile(path.join(folder, name), 'utf8').catch(() => undefined);
-			if (text) texts.push(text);
-		}
-		this.rules.set(folder, texts.length ? ignore().add(texts.join('\n')) : null);
+		const files = IGNORE_FILES.filter(name => names?.has(name) ?? true).map(name => path.join(folder, name));
+		if (folder === this.top) files.unshift(path.join(folder, '.git', 'info', 'exclude'));
+		const texts = await Promise.all(files.map(file => fs.promises.readFile(file, 'utf8').catch(() => undefined)));
+		const found = texts.filter(text => text);
+		this.rules.set(folder, found.length ? ignore().add(found.join('\n')) : null);
 	}
 
 	/** Whether an entry is ignored. Its folder's rules must have been entered. */

@@ -2,6 +2,7 @@ import { backupOriginals } from './backups';
 import type { ApprovalRequest, FileChange, FileVersion, PendingCall, ToolContext } from '../context';
 import { newDiagnostics, snapshotDiagnostics } from './diagnostics';
 import { fileDiff } from './diff';
+import { everyInOrder } from '../files/inParallel';
 import { withFileLocks } from './locks';
 import { checkNotStale, checkStillAsShown, recordVersions } from './stale';
 import { BoundaryError, throwIfAborted, ToolError } from '../results/errors';
@@ -110,15 +111,9 @@ export async function commitPlan(ctx: ToolContext, plan: ChangePlan, confirmed: 
  * `.git/` is `.git/`.
  */
 async function protectedPathsOf(ctx: ToolContext, changes: readonly FileChange[]): Promise<string[]> {
-	const found = new Set<string>();
-	const check = async (absolute: string, display: string) => {
-		if ((await ctx.boundary.resolve(absolute, 'write')).isProtected) found.add(display);
-	};
-	for (const change of changes) {
-		await check(change.path, change.displayPath);
-		if (change.movedTo) await check(change.movedTo.path, change.movedTo.displayPath);
-	}
-	return [...found];
+	const places = changes.flatMap(change => (change.movedTo ? [change, change.movedTo] : [change]));
+	const isProtected = await everyInOrder(places, async place => (await ctx.boundary.resolve(place.path, 'write')).isProtected);
+	return [...new Set(places.filter((_, index) => isProtected[index]).map(place => place.displayPath))];
 }
 
 /**

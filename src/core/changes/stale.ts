@@ -6,6 +6,7 @@ import { fromNodeError, ToolError } from '../results/errors';
 import { readHead, readWhole } from '../files/files';
 import { encodeText, hasBom } from '../text/text';
 import { formatCount } from '../results/truncate';
+import { everyInOrder } from '../files/inParallel';
 import { OpenedFile, openForReading } from '../files/verifiedOpen';
 
 /**
@@ -20,27 +21,29 @@ import { OpenedFile, openForReading } from '../files/verifiedOpen';
  * second is caught too.
  */
 export async function checkStillAsShown(ctx: ToolContext, changes: readonly FileChange[], disk: ReadonlyMap<string, FileVersion | null>): Promise<void> {
-	for (const change of changes) {
-		const now = await readFileAsChanged(ctx, change.path, change.displayPath);
-		// The editor's unsaved text may be unchanged while the file under it was rewritten: saving
-		// the change would overwrite that.
-		const planned = disk.get(change.path);
-		const onDisk = await statOrNull(change.path);
-		if (now.fromEditor && planned && (onDisk === null || !sameVersion(onDisk, planned))) {
-			throw staleError(change.displayPath, planned, onDisk, 'while waiting for confirmation');
-		}
-		if (change.before === null) {
-			if (now.exists) throw new ToolError('already_exists', `${change.displayPath} was created by someone else since you were shown the change. Nothing was written. Read it, then decide whether to overwrite it.`);
-			continue;
-		}
-		if (!now.exists || !sameBytes(now.bytes!, change.before)) {
-			const what = now.exists ? 'changed' : 'was deleted or moved';
-			throw new ToolError(
-				'stale_write',
-				`${change.displayPath} ${what} since you were shown the change, so the change shown no longer fits it. Nothing was written. Read it again with read_file, then redo your change on its current content.`,
-				{ path: change.displayPath },
-			);
-		}
+	await everyInOrder(changes, change => checkOneStillAsShown(ctx, change, disk));
+}
+
+async function checkOneStillAsShown(ctx: ToolContext, change: FileChange, disk: ReadonlyMap<string, FileVersion | null>): Promise<void> {
+	const now = await readFileAsChanged(ctx, change.path, change.displayPath);
+	// The editor's unsaved text may be unchanged while the file under it was rewritten: saving
+	// the change would overwrite that.
+	const planned = disk.get(change.path);
+	const onDisk = await statOrNull(change.path);
+	if (now.fromEditor && planned && (onDisk === null || !sameVersion(onDisk, planned))) {
+		throw staleError(change.displayPath, planned, onDisk, 'while waiting for confirmation');
+	}
+	if (change.before === null) {
+		if (now.exists) throw new ToolError('already_exists', `${change.displayPath} was created by someone else since you were shown the change. Nothing was written. Read it, then decide whether to overwrite it.`);
+		return;
+	}
+	if (!now.exists || !sameBytes(now.bytes!, change.before)) {
+		const what = now.exists ? 'changed' : 'was deleted or moved';
+		throw new ToolError(
+			'stale_write',
+			`${change.displayPath} ${what} since you were shown the change, so the change shown no longer fits it. Nothing was written. Read it again with read_file, then redo your change on its current content.`,
+			{ path: change.displayPath },
+		);
 	}
 }
 
@@ -54,27 +57,30 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
  * computed from.
  */
 export async function checkNotStale(ctx: ToolContext, changes: readonly FileChange[]): Promise<Map<string, FileVersion | null>> {
-	const disk = new Map<string, FileVersion | null>();
-	for (const change of changes) {
+	const stats = await everyInOrder(changes, async change => {
 		const stat = await statOrNull(change.path);
-		disk.set(change.path, stat);
-		if (change.before === null) {
-			if (stat) throw new ToolError('already_exists', `${change.displayPath} was created by someone else while this change was prepared. Nothing was written. Read it, then decide whether to overwrite it.`);
-			await assertWritable(await nearestExisting(path.dirname(change.path)), `the folder for ${change.displayPath}`);
-			continue;
-		}
-		if (!stat) throw new ToolError('stale_write', `${change.displayPath} was deleted or moved on disk since it was read. Nothing was written. Check with list_dir or find_files, then read it again.`);
-		assertNotStale(ctx, change.path, change.displayPath, stat);
-		const fromEditor = ctx.host.dirtyText(change.path) !== undefined;
-		if (!fromEditor && stat.size !== change.before.byteLength) {
-			throw staleError(change.displayPath, { mtimeMs: stat.mtimeMs, size: change.before.byteLength }, stat, 'while the change was being prepared');
-		}
-		await assertWritable(change.path, change.displayPath);
-		if (change.movedTo && await statOrNull(change.movedTo.path)) {
-			throw new ToolError('already_exists', `${change.movedTo.displayPath} already exists, so ${change.displayPath} cannot be moved there. Nothing was written.`);
-		}
+		await checkOneNotStale(ctx, change, stat);
+		return stat;
+	});
+	return new Map(changes.map((change, index) => [change.path, stats[index]]));
+}
+
+async function checkOneNotStale(ctx: ToolContext, change: FileChange, stat: FileVersion | null): Promise<void> {
+	if (change.before === null) {
+		if (stat) throw new ToolError('already_exists', `${change.displayPath} was created by someone else while this change was prepared. Nothing was written. Read it, then decide whether to overwrite it.`);
+		await assertWritable(await nearestExisting(path.dirname(change.path)), `the folder for ${change.displayPath}`);
+		return;
 	}
-	return disk;
+	if (!stat) throw new ToolError('stale_write', `${change.displayPath} was deleted or moved on disk since it was read. Nothing was written. Check with list_dir or find_files, then read it again.`);
+	assertNotStale(ctx, change.path, change.displayPath, stat);
+	const fromEditor = ctx.host.dirtyText(change.path) !== undefined;
+	if (!fromEditor && stat.size !== change.before.byteLength) {
+		throw staleError(change.displayPath, { mtimeMs: stat.mtimeMs, size: change.before.byteLength }, stat, 'while the change was being prepared');
+	}
+	await assertWritable(change.path, change.displayPath);
+	if (change.movedTo && await statOrNull(change.movedTo.path)) {
+		throw new ToolError('already_exists', `${change.movedTo.displayPath} already exists, so ${change.displayPath} cannot be moved there. Nothing was written.`);
+	}
 }
 
 /** Refused before anyone is asked to approve: a read-only file (or folder) would fail the write anyway. */

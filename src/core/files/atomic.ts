@@ -5,6 +5,7 @@ import { type Boundary, realPathOf } from '../policy/boundary';
 import type { FileChange } from '../context';
 import { BoundaryError, CancelledError, fromNodeError, ToolError } from '../results/errors';
 import { readWhole } from './files';
+import { forEachLimited } from './inParallel';
 import { CREATE_FLAGS, inPinnedFolder, makeFolders, PinnedFolder, realPathOfHandle, removeEmptyFolders, withFileForReading } from './verifiedOpen';
 
 /**
@@ -372,26 +373,6 @@ async function applyIn(folders: Folders, changes: readonly FileChange[], signal:
 function failedChange(error: unknown, changes: readonly FileChange[]): FileChange {
 	const index = (error as { changeIndex?: number })?.changeIndex;
 	return changes[index ?? 0];
-}
-
-async function forEachLimited<T>(items: readonly T[], limit: number, work: (item: T, index: number) => Promise<void>): Promise<void> {
-	let next = 0;
-	let failed = false;
-	const worker = async () => {
-		while (!failed && next < items.length) {
-			const index = next++;
-			try {
-				await work(items[index], index);
-			} catch (error) {
-				failed = true;
-				if (error && typeof error === 'object') Object.assign(error, { changeIndex: index });
-				throw error;
-			}
-		}
-	};
-	const results = await Promise.allSettled(Array.from({ length: Math.min(limit, items.length) }, worker));
-	const rejected = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
-	if (rejected) throw rejected.reason;
 }
 
 async function prepare(folders: Folders, change: FileChange, remember: boolean, boundary: Boundary | undefined, signal?: AbortSignal): Promise<Prepared> {

@@ -46,9 +46,17 @@ export interface BackupSet {
  * Copies the current disk content of every file a change set touches. Returns the copies' paths.
  * Each original is opened and checked against `reach` before it is copied, so a swapped folder
  * cannot slip an outside file into a backup (that a restore would then write into the workspace).
- * Backups are private to the user: folders 0700, files 0600.
+ * Backups are private to the user: folders 0700, files 0600. `onDisk` holds files' bytes just read
+ * that way (by the commit's last check): those are written out, not read again.
  */
-export async function backupOriginals(storageDir: string, title: string, changes: readonly FileChange[], tool?: string, reach?: Reach): Promise<{ set: BackupSet; copies: string[] }> {
+export async function backupOriginals(
+	storageDir: string,
+	title: string,
+	changes: readonly FileChange[],
+	tool?: string,
+	reach?: Reach,
+	onDisk?: ReadonlyMap<string, Uint8Array>,
+): Promise<{ set: BackupSet; copies: string[] }> {
 	const root = path.join(storageDir, BACKUP_FOLDER);
 	const createdAt = nextCreatedAt();
 	const id = `${compactStamp(createdAt)}-${randomBytes(3).toString('hex')}`;
@@ -56,7 +64,8 @@ export async function backupOriginals(storageDir: string, title: string, changes
 	await fs.promises.mkdir(dir, { recursive: true, mode: PRIVATE_FOLDER_MODE });
 	const files = await Promise.all(changes.map(async (change, index): Promise<BackupEntry> => {
 		const copy = `${index}-${path.basename(change.path)}`;
-		const existed = await copyOriginal(change, path.join(dir, copy), reach);
+		const known = onDisk?.get(change.path);
+		const existed = known ? await writeCopy(known, path.join(dir, copy)).then(() => true) : await copyOriginal(change, path.join(dir, copy), reach);
 		return {
 			path: change.path,
 			displayPath: change.displayPath,
@@ -70,6 +79,18 @@ export async function backupOriginals(storageDir: string, title: string, changes
 	await fs.promises.writeFile(path.join(dir, MANIFEST), JSON.stringify({ id, title, ...(tool ? { tool } : {}), createdAt, files }, null, '\t'), { mode: PRIVATE_FILE_MODE });
 	await prune(root);
 	return { set, copies };
+}
+
+/** A copy of bytes the caller has just read from the file through a checked descriptor (no second open). */
+async function writeCopy(bytes: Uint8Array, copy: string): Promise<void> {
+	const handle = await fs.promises.open(copy, 'wx', PRIVATE_FILE_MODE);
+	try {
+		await handle.writeFile(bytes);
+		// Whatever the umask: as copyOriginal's copies.
+		await handle.chmod(PRIVATE_FILE_MODE);
+	} finally {
+		await handle.close();
+	}
 }
 
 /** False when there was no file to copy. */

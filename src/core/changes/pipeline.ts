@@ -72,11 +72,11 @@ export async function commitPlan(ctx: ToolContext, plan: ChangePlan, confirmed: 
 	const { changes, title } = plan;
 	return withFileLocks(ctx.state, changes.flatMap(change => (change.movedTo ? [change.path, change.movedTo.path] : [change.path])), async () => {
 		throwIfAborted(ctx.signal, 'The change');
-		await checkStillAsShown(ctx, changes, plan.disk);
+		const onDisk = await checkStillAsShown(ctx, changes, plan.disk);
 		await checkStillApproved(ctx, changes, plan.request.protectedPaths);
 
 		const diagnosticsBefore = await snapshotDiagnostics(ctx, changes);
-		const { copies } = await backupOriginals(ctx.host.storageDir, title, changes, ctx.tool, ctx.boundary).catch(error => {
+		const { copies } = await backupOriginals(ctx.host.storageDir, title, changes, ctx.tool, ctx.boundary, onDisk).catch(error => {
 			if (error instanceof BoundaryError) throw error;
 			throw new ToolError('io', `Could not back up the original files before changing them (${(error as Error).message}). Nothing was changed.`);
 		});

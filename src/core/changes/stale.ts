@@ -20,11 +20,14 @@ import { OpenedFile, openForReading } from '../files/verifiedOpen';
  * when there is some, as when it was planned): compared in full, so a same-size edit in the same
  * second is caught too.
  */
-export async function checkStillAsShown(ctx: ToolContext, changes: readonly FileChange[], disk: ReadonlyMap<string, FileVersion | null>): Promise<void> {
-	await everyInOrder(changes, change => checkOneStillAsShown(ctx, change, disk));
+export async function checkStillAsShown(ctx: ToolContext, changes: readonly FileChange[], disk: ReadonlyMap<string, FileVersion | null>): Promise<Map<string, Uint8Array>> {
+	const read = await everyInOrder(changes, change => checkOneStillAsShown(ctx, change, disk));
+	// What each file holds on disk now, read through a checked descriptor (the backup copies it).
+	return new Map(changes.flatMap((change, index) => (read[index] ? [[change.path, read[index]] as const] : [])));
 }
 
-async function checkOneStillAsShown(ctx: ToolContext, change: FileChange, disk: ReadonlyMap<string, FileVersion | null>): Promise<void> {
+/** The file's disk bytes when they were read (not an editor's text). */
+async function checkOneStillAsShown(ctx: ToolContext, change: FileChange, disk: ReadonlyMap<string, FileVersion | null>): Promise<Uint8Array | undefined> {
 	const now = await readFileAsChanged(ctx, change.path, change.displayPath);
 	// The editor's unsaved text may be unchanged while the file under it was rewritten: saving
 	// the change would overwrite that.
@@ -35,7 +38,7 @@ async function checkOneStillAsShown(ctx: ToolContext, change: FileChange, disk: 
 	}
 	if (change.before === null) {
 		if (now.exists) throw new ToolError('already_exists', `${change.displayPath} was created by someone else since you were shown the change. Nothing was written. Read it, then decide whether to overwrite it.`);
-		return;
+		return undefined;
 	}
 	if (!now.exists || !sameBytes(now.bytes!, change.before)) {
 		const what = now.exists ? 'changed' : 'was deleted or moved';
@@ -45,6 +48,7 @@ async function checkOneStillAsShown(ctx: ToolContext, change: FileChange, disk: 
 			{ path: change.displayPath },
 		);
 	}
+	return now.fromEditor ? undefined : now.bytes!;
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {

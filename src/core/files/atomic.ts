@@ -61,6 +61,7 @@ async function placeOf(target: string, display: string, boundary: Boundary | und
  */
 class Folders {
 	private readonly pinned = new Map<string, Promise<PinnedFolder>>();
+	private readonly listings = new Map<PinnedFolder, Promise<string[]>>();
 
 	constructor(private readonly boundary: Boundary | undefined) {}
 
@@ -81,6 +82,16 @@ class Folders {
 		const made = makeFolders(real, display, this.boundary);
 		this.pinned.set(real, made.then(result => result.folder));
 		return made;
+	}
+
+	/** A folder's entries, read once per change set (dead temps are looked for in them). */
+	listing(folder: PinnedFolder): Promise<string[]> {
+		let names = this.listings.get(folder);
+		if (!names) {
+			names = fs.promises.readdir(folder.self).catch(() => []);
+			this.listings.set(folder, names);
+		}
+		return names;
 	}
 
 	/** Flushes the renames and removals in each folder to disk. */
@@ -161,7 +172,7 @@ async function stageWrite(folders: Folders, place: Place, bytes: Uint8Array, opt
 		const current = existing?.isFile() ? existing : undefined;
 		// A rename needs only the folder's permission; a file its owner made read-only must stay so.
 		if (current) await fs.promises.access(folder.entry(place.name), fs.constants.W_OK);
-		await removeDeadTempsIn(folder, place.name);
+		await removeDeadTempsIn(folder, place.name, await folders.listing(folder));
 		handle = await fs.promises.open(folder.entry(temp), CREATE_FLAGS, current ? current.mode & 0o7777 : options.mode ?? 0o666);
 		const stat = await checkCreated(handle, folder, temp, place, options.boundary);
 		await writeAll(handle, bytes, options.signal);
@@ -270,14 +281,10 @@ export async function removeDeadTemps(target: string): Promise<string[]> {
 	return inPinnedFolder(target, { expect: folder }, pinned => removeDeadTempsIn(pinned, path.basename(target))).catch(() => []);
 }
 
-async function removeDeadTempsIn(folder: PinnedFolder, name: string): Promise<string[]> {
+/** `names`: the folder's entries, when they were just read. */
+async function removeDeadTempsIn(folder: PinnedFolder, name: string, names?: readonly string[]): Promise<string[]> {
 	const base = name.slice(0, MAX_BASE_CHARS);
-	let names: string[];
-	try {
-		names = await fs.promises.readdir(folder.self);
-	} catch {
-		return [];
-	}
+	names ??= await fs.promises.readdir(folder.self).catch(() => []);
 	const removed: string[] = [];
 	for (const entry of names) {
 		const match = TEMP_PATTERN.exec(entry);

@@ -6,6 +6,7 @@ import { planWithFileLocks } from '../core/changes/locks';
 import { pendingChange } from '../core/changes/pipeline';
 import { readCurrent } from '../core/changes/stale';
 import { textResult, ToolResult } from '../core/results/result';
+import { replaceExactBytes } from '../core/text/byteEdit';
 import { decodeChangeableText, encodeText, fitToFormat, lineTable, TextFormat } from '../core/text/text';
 import { cutLine, formatCount } from '../core/results/truncate';
 import { boundedDiff, diagnosticsSection, statSummary } from './changeReport';
@@ -64,15 +65,7 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult | Pending
 			throw new ToolError('not_found', `${display} does not exist. Nothing was written. Create it with write_file, or check the path with find_files.`);
 		}
 		const before = current.bytes!;
-		const decoded = decodeChangeableText(before, display, 'edited as text', 'Replace the whole file with write_file (encoding "base64" for raw bytes), or ask the user.');
-		let text = decoded.text;
-		const located: Located[] = [];
-		for (const [index, edit] of input.edits.entries()) {
-			const result = applyEdit(text, edit, index, input.edits.length, decoded.format, display);
-			text = result.text;
-			located.push({ index, ...result.located });
-		}
-		const after = encodeText(text, decoded.format);
+		const { after, located } = editBytes(before, input, display);
 		if (Buffer.from(after.buffer, after.byteOffset, after.byteLength).equals(Buffer.from(before.buffer, before.byteOffset, before.byteLength))) {
 			return textResult(`No change: the edits leave ${display} exactly as it was. Nothing was written.`, { path: display });
 		}
@@ -97,6 +90,21 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult | Pending
 			});
 		});
 	});
+}
+
+/** The file's new bytes: replaced on the bytes when every edit is an exact match, else through the decoded text. */
+function editBytes(before: Uint8Array, input: Input, display: string): { after: Uint8Array; located: Located[] } {
+	const exact = replaceExactBytes(before, input.edits);
+	if (exact) return { after: exact.after, located: exact.counts.map((count, index) => ({ index, level: 'exact', count, reindented: false })) };
+	const decoded = decodeChangeableText(before, display, 'edited as text', 'Replace the whole file with write_file (encoding "base64" for raw bytes), or ask the user.');
+	let text = decoded.text;
+	const located: Located[] = [];
+	for (const [index, edit] of input.edits.entries()) {
+		const result = applyEdit(text, edit, index, input.edits.length, decoded.format, display);
+		text = result.text;
+		located.push({ index, ...result.located });
+	}
+	return { after: encodeText(text, decoded.format), located };
 }
 
 /** Input mistakes caught before the file is read. */

@@ -28,7 +28,7 @@ export async function checkStillAsShown(ctx: ToolContext, changes: readonly File
 
 /** The file's disk bytes when they were read (not an editor's text). */
 async function checkOneStillAsShown(ctx: ToolContext, change: FileChange, disk: ReadonlyMap<string, FileVersion | null>): Promise<Uint8Array | undefined> {
-	const now = await readFileAsChanged(ctx, change.path, change.displayPath);
+	const now = await readFileAsChanged(ctx, change.path, change.displayPath, undefined, change.before ?? undefined);
 	// The editor's unsaved text may be unchanged while the file under it was rewritten: saving
 	// the change would overwrite that.
 	const planned = disk.get(change.path);
@@ -189,7 +189,7 @@ function digest(bytes: Uint8Array): string {
 }
 
 /** A file as a change sees it (the editor's unsaved text first), after `check` has seen its version. */
-async function readFileAsChanged(ctx: ToolContext, absolute: string, displayPath: string, check?: (version: FileVersion) => void): Promise<CurrentFile> {
+async function readFileAsChanged(ctx: ToolContext, absolute: string, displayPath: string, check?: (version: FileVersion) => void, expected?: Uint8Array): Promise<CurrentFile> {
 	let file: OpenedFile;
 	try {
 		// What a change is made on must be inside the workspace when it is read, not only when it was resolved.
@@ -207,6 +207,8 @@ async function readFileAsChanged(ctx: ToolContext, absolute: string, displayPath
 			const bom = hasBom(await readHead(handle, 3));
 			return { exists: true, bytes: encodeText(dirty.startsWith('\ufeff') ? dirty.slice(1) : dirty, { bom }), fromEditor: true };
 		}
+		// A file that still holds what is expected is not read into a second copy of it.
+		if (expected && await holdsExactly(handle, stat.size, expected)) return { exists: true, bytes: expected, fromEditor: false };
 		const bytes = await readWhole(handle, stat.size);
 		return { exists: true, bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), fromEditor: false };
 	} catch (error) {
@@ -214,6 +216,22 @@ async function readFileAsChanged(ctx: ToolContext, absolute: string, displayPath
 	} finally {
 		await handle.close().catch(() => undefined);
 	}
+}
+
+/** Bytes compared a chunk at a time, so checking a big file costs no second copy of it. */
+const COMPARE_CHUNK = 4 * 1024 * 1024;
+
+/** Whether the open file's first `size` bytes are `expected`, and nothing else. */
+async function holdsExactly(handle: fs.promises.FileHandle, size: number, expected: Uint8Array): Promise<boolean> {
+	if (size !== expected.byteLength) return false;
+	const want = Buffer.from(expected.buffer, expected.byteOffset, expected.byteLength);
+	const chunk = Buffer.allocUnsafe(Math.min(COMPARE_CHUNK, Math.max(size, 1)));
+	for (let at = 0; at < size;) {
+		const { bytesRead } = await handle.read(chunk, 0, Math.min(chunk.length, size - at), at);
+		if (bytesRead === 0 || want.compare(chunk, 0, bytesRead, at, at + bytesRead) !== 0) return false;
+		at += bytesRead;
+	}
+	return true;
 }
 
 /** The stale-write rule on its own, for tools that want to fail before computing anything. */

@@ -92,8 +92,15 @@ export function fileDiff(change: FileChange, context = 3): FileDiff {
 			else if (line.startsWith('-')) removed++;
 		}
 	}
-	// The library starts with a line of '=' under an Index header; git's shape is easier to read.
-	return { text: formatPatch(patch).replace(/^=+\n/m, ''), added, removed };
+	return {
+		added,
+		removed,
+		// Written out only when someone reads it (apply_patch shows line counts, not diffs).
+		// The library starts with a line of '=' under an Index header; git's shape is easier to read.
+		get text() {
+			return formatPatch(patch).replace(/^=+\n/m, '');
+		},
+	};
 }
 
 export function unifiedDiff(change: FileChange, context = 3): string {

@@ -24,7 +24,7 @@ import type { ToolResult } from '../results/result';
 
 export interface CommitResult {
 	readonly changes: readonly FileChange[];
-	/** Unified diff of every change (git-style a/ b/ headers). */
+	/** Unified diff of every change (git-style a/ b/ headers), written out when first read. */
 	readonly diff: string;
 	readonly stats: { path: string; added: number; removed: number }[];
 	/** Paths of the backup copies of the originals (files that existed). */
@@ -97,7 +97,9 @@ export async function commitPlan(ctx: ToolContext, plan: ChangePlan, confirmed: 
 		const diffs = changes.map(change => fileDiff(change));
 		return {
 			changes,
-			diff: diffs.map(diff => diff.text).join('\n'),
+			get diff() {
+				return diffs.map(diff => diff.text).join('\n');
+			},
 			stats: changes.map((change, index) => ({ path: change.movedTo?.displayPath ?? change.displayPath, added: diffs[index].added, removed: diffs[index].removed })),
 			backups: copies,
 			...(diagnostics ? { diagnostics } : {}),

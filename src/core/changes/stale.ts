@@ -32,9 +32,9 @@ async function checkOneStillAsShown(ctx: ToolContext, change: FileChange, disk: 
 	// The editor's unsaved text may be unchanged while the file under it was rewritten: saving
 	// the change would overwrite that.
 	const planned = disk.get(change.path);
-	const onDisk = await statOrNull(change.path);
-	if (now.fromEditor && planned && (onDisk === null || !sameVersion(onDisk, planned))) {
-		throw staleError(change.displayPath, planned, onDisk, 'while waiting for confirmation');
+	if (now.fromEditor && planned) {
+		const onDisk = await statOrNull(change.path);
+		if (onDisk === null || !sameVersion(onDisk, planned)) throw staleError(change.displayPath, planned, onDisk, 'while waiting for confirmation');
 	}
 	if (change.before === null) {
 		if (now.exists) throw new ToolError('already_exists', `${change.displayPath} was created by someone else since you were shown the change. Nothing was written. Read it, then decide whether to overwrite it.`);

@@ -4,9 +4,9 @@ import * as vscode from 'vscode';
 import type { ActivityRecord } from '../ui/activityStore';
 import { pruneBackups } from '../core/changes/backupPruning';
 import { BackupEntry, BackupSet, listBackups, restoreChanges } from '../core/changes/backups';
-import type { FileChange, ToolContext } from '../core/context';
+import type { Boundary } from '../core/policy/boundary';
+import type { ChangeContext, FileChange, ToolEnvironment } from '../core/context';
 import { commitPlan, planChange } from '../core/changes/pipeline';
-import type { ToolEnvironment } from '../tools/registry';
 import { toAbortSignal } from './cancellation';
 import { originalUri } from './changeDiffs';
 import { refuseUntrusted } from './trust';
@@ -99,20 +99,18 @@ export class BackupsUi implements vscode.Disposable {
 	}
 
 	/**
-	 * The restore runs the mutation pipeline as the person, who has just seen the diff and agreed:
-	 * no second question, no second diff, and a fresh view of file versions (what the model read
-	 * earlier does not make the person's own restore "stale").
+	 * The restore runs the change pipeline as the person, who has just seen the diff and agreed: no
+	 * second diff, and a fresh view of file versions (what the model read earlier does not make the
+	 * person's own restore "stale"). The files' locks and the backup clock are the tools' own.
 	 */
-	private restoreContext(boundary: ToolContext['boundary'], signal: AbortSignal): ToolContext {
-		const settings = { ...this.env.settings(), showDiffs: 'never' as const };
+	private restoreContext(boundary: Boundary, signal: AbortSignal): ChangeContext {
 		return {
 			tool: 'restore_backup',
 			boundary,
-			settings,
-			limits: settings.limits,
-			signal,
 			host: this.env.host,
-			state: { fileVersions: new Map(), fileLocks: this.env.state.fileLocks },
+			state: { ...this.env.state, fileVersions: new Map() },
+			signal,
+			settings: { showDiffs: 'never' },
 			note: () => undefined,
 		};
 	}

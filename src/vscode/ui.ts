@@ -1,5 +1,6 @@
 import * as vscode from 'vscode';
-import type { ToolEnvironment, ToolRegistry } from '../tools/registry';
+import type { ToolEnvironment } from '../core/context';
+import type { ToolRegistry } from '../tools/registry';
 import type { ToolDefinition } from '../tools/tool';
 import { ActivityView } from './activityView';
 import { BackupsUi } from './backupsUi';

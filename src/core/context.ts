@@ -182,6 +182,8 @@ export interface SharedState extends ChangeState {
 	/** Interactive sessions (exec_command, write_stdin, …); the VS Code layer mirrors them in terminals. */
 	readonly sessions: SessionManager;
 	readonly commandLogs: CommandLogs;
+	/** Languages whose server stayed silent for a whole wait (code tools): the next call waits less. */
+	readonly silentLanguages: Set<string>;
 }
 
 export function createChangeState(): ChangeState {
@@ -190,7 +192,7 @@ export function createChangeState(): ChangeState {
 
 /** `storageDir`: the host's, where command logs go. */
 export function createSharedState(storageDir: string): SharedState {
-	return { ...createChangeState(), sessions: new SessionManager(), commandLogs: new CommandLogs(commandLogDir(storageDir)) };
+	return { ...createChangeState(), sessions: new SessionManager(), commandLogs: new CommandLogs(commandLogDir(storageDir)), silentLanguages: new Set() };
 }
 
 /** `waiting`: the call waits for a person to confirm it (nothing has run or changed yet). */

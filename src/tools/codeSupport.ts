@@ -37,9 +37,6 @@ const MAX_SOURCE_BYTES = 16 * 1024 * 1024;
 /** Characters of a result line shown around the symbol. */
 const RESULT_LINE_CHARS = 240;
 
-/** Languages that stayed silent for a whole wait, per port: the next call waits less. */
-const silentLanguages = new WeakMap<LanguageServices, Set<string>>();
-
 export function languageServices(ctx: ToolContext): LanguageServices {
 	if (!ctx.host.languages) throw needsVscode(ctx.tool);
 	return ctx.host.languages;
@@ -110,8 +107,7 @@ export async function askLanguageServer<T>(
 	ask: () => Promise<T[]>,
 	position?: SourcePosition,
 ): Promise<T[]> {
-	const silent = silentLanguages.get(services) ?? new Set<string>();
-	silentLanguages.set(services, silent);
+	const silent = ctx.state.silentLanguages;
 	const waitMs = silent.has(file.languageId) ? LANGUAGE_WAIT.silentMs : LANGUAGE_WAIT.firstMs;
 	const deadline = Date.now() + waitMs;
 	let pause = FIRST_PAUSE_MS;

@@ -44,6 +44,7 @@ export interface ShellInvocation {
 	readonly windowsVerbatimArguments?: boolean;
 }
 
+/** A lazy memo of a fact that never changes while the process runs (which shell), so it may be module-wide. */
 let posixShell: { file: string; pipefail: boolean } | undefined;
 
 /** The shell a command string runs in on this platform (see the module comment). */

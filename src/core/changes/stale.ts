@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { FileChange, FileVersion, SharedState, ToolContext } from '../context';
+import type { ChangeContext, ChangeState, FileChange, FileVersion } from '../context';
 import { fromNodeError, ToolError } from '../results/errors';
 import { readHead, readWhole } from '../files/files';
 import { encodeText, hasBom } from '../text/text';
@@ -20,14 +20,14 @@ import { OpenedFile, openForReading } from '../files/verifiedOpen';
  * when there is some, as when it was planned): compared in full, so a same-size edit in the same
  * second is caught too.
  */
-export async function checkStillAsShown(ctx: ToolContext, changes: readonly FileChange[], disk: ReadonlyMap<string, FileVersion | null>): Promise<Map<string, Uint8Array>> {
+export async function checkStillAsShown(ctx: ChangeContext, changes: readonly FileChange[], disk: ReadonlyMap<string, FileVersion | null>): Promise<Map<string, Uint8Array>> {
 	const read = await everyInOrder(changes, change => checkOneStillAsShown(ctx, change, disk));
 	// What each file holds on disk now, read through a checked descriptor (the backup copies it).
 	return new Map(changes.flatMap((change, index) => (read[index] ? [[change.path, read[index]] as const] : [])));
 }
 
 /** The file's disk bytes when they were read (not an editor's text). */
-async function checkOneStillAsShown(ctx: ToolContext, change: FileChange, disk: ReadonlyMap<string, FileVersion | null>): Promise<Uint8Array | undefined> {
+async function checkOneStillAsShown(ctx: ChangeContext, change: FileChange, disk: ReadonlyMap<string, FileVersion | null>): Promise<Uint8Array | undefined> {
 	const now = await readFileAsChanged(ctx, change.path, change.displayPath, undefined, change.before ?? undefined);
 	// The editor's unsaved text may be unchanged while the file under it was rewritten: saving
 	// the change would overwrite that.
@@ -60,7 +60,7 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
  * (the model's picture of it is out of date), or that no longer matches what the change was
  * computed from.
  */
-export async function checkNotStale(ctx: ToolContext, changes: readonly FileChange[]): Promise<Map<string, FileVersion | null>> {
+export async function checkNotStale(ctx: ChangeContext, changes: readonly FileChange[]): Promise<Map<string, FileVersion | null>> {
 	const stats = await everyInOrder(changes, async change => {
 		const stat = await statOrNull(change.path);
 		await checkOneNotStale(ctx, change, stat);
@@ -69,7 +69,7 @@ export async function checkNotStale(ctx: ToolContext, changes: readonly FileChan
 	return new Map(changes.map((change, index) => [change.path, stats[index]]));
 }
 
-async function checkOneNotStale(ctx: ToolContext, change: FileChange, stat: FileVersion | null): Promise<void> {
+async function checkOneNotStale(ctx: ChangeContext, change: FileChange, stat: FileVersion | null): Promise<void> {
 	if (change.before === null) {
 		if (stat) throw new ToolError('already_exists', `${change.displayPath} was created by someone else while this change was prepared. Nothing was written. Read it, then decide whether to overwrite it.`);
 		await assertWritable(await nearestExisting(path.dirname(change.path)), `the folder for ${change.displayPath}`);
@@ -130,7 +130,7 @@ async function statOrNull(absolute: string): Promise<FileVersion | null> {
 }
 
 /** What this tool host wrote is what it knows: the next change to these files is not stale. */
-export async function recordVersions(state: SharedState, changes: readonly FileChange[]): Promise<void> {
+export async function recordVersions(state: ChangeState, changes: readonly FileChange[]): Promise<void> {
 	for (const change of changes) {
 		const target = change.movedTo?.path ?? change.path;
 		if (change.movedTo) state.fileVersions.delete(change.path);
@@ -158,7 +158,7 @@ export interface CurrentFile {
  * disk since this tool host last read it (so an edit is never computed from text the model has
  * not seen).
  */
-export async function readCurrent(ctx: ToolContext, absolute: string, displayPath: string): Promise<CurrentFile> {
+export async function readCurrent(ctx: ChangeContext, absolute: string, displayPath: string): Promise<CurrentFile> {
 	const current = await readFileAsChanged(ctx, absolute, displayPath, stat => assertNotStale(ctx, absolute, displayPath, stat));
 	// Same size and time stamp is not the same file: a rewrite within one tick of a coarse clock keeps both.
 	const known = ctx.state.fileVersions.get(absolute);
@@ -189,7 +189,7 @@ function digest(bytes: Uint8Array): string {
 }
 
 /** A file as a change sees it (the editor's unsaved text first), after `check` has seen its version. */
-async function readFileAsChanged(ctx: ToolContext, absolute: string, displayPath: string, check?: (version: FileVersion) => void, expected?: Uint8Array): Promise<CurrentFile> {
+async function readFileAsChanged(ctx: ChangeContext, absolute: string, displayPath: string, check?: (version: FileVersion) => void, expected?: Uint8Array): Promise<CurrentFile> {
 	let file: OpenedFile;
 	try {
 		// What a change is made on must be inside the workspace when it is read, not only when it was resolved.
@@ -235,7 +235,7 @@ async function holdsExactly(handle: fs.promises.FileHandle, size: number, expect
 }
 
 /** The stale-write rule on its own, for tools that want to fail before computing anything. */
-export function assertNotStale(ctx: ToolContext, absolute: string, displayPath: string, now: FileVersion): void {
+export function assertNotStale(ctx: ChangeContext, absolute: string, displayPath: string, now: FileVersion): void {
 	const known = ctx.state.fileVersions.get(absolute);
 	if (known && !sameVersion(known, now)) throw staleError(displayPath, known, now, 'since you last read it');
 }

@@ -1,5 +1,6 @@
 import { formatPatch, structuredPatch } from 'diff';
 import type { FileChange } from '../context';
+import { countNewlinesFast } from '../files/lineIndex';
 
 /** Lines kept beyond the context around a change when the shared ends are dropped. */
 const TRIM_MARGIN_LINES = 16;
@@ -16,12 +17,14 @@ function asText(bytes: Uint8Array): string {
 	return new TextDecoder('utf-8').decode(bytes);
 }
 
-/** Bytes both buffers start with, compared a page at a time (memcmp) before byte by byte. */
+/** Blocks compared at once (memcmp), largest first: one native call per megabyte, not per page. */
+const BLOCKS = [1 << 20, 4096];
+
+/** Bytes both buffers start with. */
 function commonPrefix(a: Buffer, b: Buffer): number {
 	const n = Math.min(a.length, b.length);
-	const PAGE = 4096;
 	let i = 0;
-	while (i + PAGE <= n && a.compare(b, i, i + PAGE, i, i + PAGE) === 0) i += PAGE;
+	for (const block of BLOCKS) while (i + block <= n && a.compare(b, i, i + block, i, i + block) === 0) i += block;
 	while (i < n && a[i] === b[i]) i++;
 	return i;
 }
@@ -29,9 +32,8 @@ function commonPrefix(a: Buffer, b: Buffer): number {
 /** Bytes both buffers end with, not reaching into the first `prefix` bytes of either. */
 function commonSuffix(a: Buffer, b: Buffer, prefix: number): number {
 	const n = Math.min(a.length, b.length) - prefix;
-	const PAGE = 4096;
 	let i = 0;
-	while (i + PAGE <= n && a.compare(b, b.length - i - PAGE, b.length - i, a.length - i - PAGE, a.length - i) === 0) i += PAGE;
+	for (const block of BLOCKS) while (i + block <= n && a.compare(b, b.length - i - block, b.length - i, a.length - i - block, a.length - i) === 0) i += block;
 	while (i < n && a[a.length - 1 - i] === b[b.length - 1 - i]) i++;
 	return i;
 }
@@ -63,8 +65,7 @@ function trimCommonLines(before: Uint8Array | null, after: Uint8Array | null, co
 		for (let i = 0; i < margin && endA < a.length; i++) endA = a.indexOf(NEWLINE, endA) + 1 || a.length;
 	}
 	const endB = b.length - (a.length - endA);
-	let skipped = 0;
-	for (let at = a.indexOf(NEWLINE); at !== -1 && at < start; at = a.indexOf(NEWLINE, at + 1)) skipped++;
+	const skipped = countNewlinesFast(a, 0, start);
 	return { a: asText(a.subarray(start, endA)), b: asText(b.subarray(start, endB)), skipped };
 }
 

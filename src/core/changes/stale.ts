@@ -131,15 +131,13 @@ async function statOrNull(absolute: string): Promise<FileVersion | null> {
 
 /** What this tool host wrote is what it knows: the next change to these files is not stale. */
 export async function recordVersions(state: ChangeState, changes: readonly FileChange[]): Promise<void> {
-	for (const change of changes) {
+	// The stats are taken together; the versions are recorded in change order (a file may be moved, then written).
+	const versions = await everyInOrder(changes, change => (change.after === null ? Promise.resolve(null) : statOrNull(change.movedTo?.path ?? change.path)));
+	for (const [index, change] of changes.entries()) {
 		const target = change.movedTo?.path ?? change.path;
 		if (change.movedTo) state.fileVersions.delete(change.path);
-		if (change.after === null) {
-			state.fileVersions.delete(target);
-			continue;
-		}
-		const version = await statOrNull(target);
-		if (version) state.fileVersions.set(target, withDigest(version, change.after));
+		const version = versions[index];
+		if (change.after !== null && version) state.fileVersions.set(target, withDigest(version, change.after));
 		else state.fileVersions.delete(target);
 	}
 }

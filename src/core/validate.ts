@@ -66,7 +66,8 @@ function expected(schema: Record<string | symbol, any>): string {
 	return kind ? String(kind).toLowerCase() : 'a valid value';
 }
 
-function describeValue(value: unknown): string {
+/** What was found instead of what a schema wanted: `an array`, `the string "x"`, `nothing`. */
+export function describeValue(value: unknown): string {
 	if (value === undefined) return 'nothing';
 	if (value === null) return 'null';
 	if (Array.isArray(value)) return 'an array';

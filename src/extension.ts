@@ -4,6 +4,7 @@ import { ALL_TOOLS, ToolRegistry } from './tools';
 import { createApi, ToolbeltApi } from './vscode/api';
 import { toAbortSignal } from './vscode/cancellation';
 import { closePreviewDiffs, previewDiffs, registerChangeDocuments, showDiffs } from './vscode/changeDiffs';
+import { registerCustomTools } from './vscode/customTools';
 import { createVscodeEnvironment } from './vscode/environment';
 import { createVscodeHost } from './vscode/host';
 import { registerLanguageModelTools } from './vscode/lmTools';
@@ -30,6 +31,7 @@ export function activate(context: vscode.ExtensionContext): ToolbeltApi {
 	context.subscriptions.push(log, registerChangeDocuments(), registry.onEvent(createLogSink(log)), ...registerLanguageModelTools(registry, ALL_TOOLS));
 	registerWorkbenchUi(context.subscriptions, { registry, env, tools: ALL_TOOLS, log });
 	context.subscriptions.push(registerSessionTerminals(context, env.state));
+	context.subscriptions.push(...registerCustomTools({ boundary: env.boundary, settings: env.settings, cliPath: context.asAbsolutePath('dist/cli.js'), log }));
 	return createApi(registry, context.subscriptions, toAbortSignal);
 }
 

@@ -71,15 +71,16 @@ export function createMcpServer(options: McpOptions): { server: Server; dispose(
 	const descriptions = new ToolRegistry(builtIns, createNodeEnvironment({ roots: [] })).listDefinitions();
 
 	server.setRequestHandler(ListToolsRequestSchema, async () => {
+		let opened;
 		try {
-			const opened = await getWorkspace();
-			await refreshCustomTools(opened);
-			return { tools: opened.registry.listDefinitions().map(toMcpTool) };
+			opened = await getWorkspace();
 		} catch {
 			// The workspace cannot be opened: the built-in tools are listed, and each call says why it fails.
 			workspace = undefined;
 			return { tools: descriptions.map(toMcpTool) };
 		}
+		await refreshCustomTools(opened);
+		return { tools: opened.registry.listDefinitions().map(toMcpTool) };
 	});
 	server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
 		const progressToken = request.params._meta?.progressToken;
@@ -128,7 +129,14 @@ interface Workspace {
  * stderr, which MCP clients keep in their server log, each time they change.
  */
 async function refreshCustomTools(workspace: Workspace): Promise<boolean> {
-	const change = await workspace.custom.reload();
+	let change;
+	try {
+		change = await workspace.custom.reload();
+	} catch (error) {
+		// The set offered stays as it was; the next listing, call or poll tries again.
+		process.stderr.write(`toolbelt: custom tools could not be read: ${(error as Error).message}\n`);
+		return false;
+	}
 	if (change.problems) {
 		for (const problem of workspace.custom.problems) process.stderr.write(`toolbelt: custom tool not offered: ${formatProblem(problem)}\n`);
 	}

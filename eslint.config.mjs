@@ -15,7 +15,7 @@ export default tseslint.config(
 	{
 		// The pure layers run in the CLI, the unit tests and a future MCP server: they may
 		// only use vscode's types, never its runtime module.
-		files: ['src/core/**/*.ts', 'src/tools/**/*.ts', 'src/cli/**/*.ts'],
+		files: ['src/core/**/*.ts', 'src/tools/**/*.ts', 'src/ui/**/*.ts', 'src/cli/**/*.ts'],
 		rules: {
 			'@typescript-eslint/no-restricted-imports': ['error', {
 				paths: [{ name: 'vscode', message: 'src/core, src/tools and src/cli must not import vscode at runtime; use `import type` or go through ToolContext.', allowTypeImports: true }],

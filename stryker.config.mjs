@@ -7,23 +7,23 @@
 export default {
 	mutate: [
 		// Boundary, path rules and protected-path matching.
-		'src/core/boundary.ts',
-		'src/core/paths.ts',
+		'src/core/policy/boundary.ts',
+		'src/core/files/paths.ts',
 		// The change pipeline: stale rules, locks, commit and rollback, atomic writes.
-		'src/core/mutation.ts',
-		'src/core/atomic.ts',
+		'src/core/changes/pipeline.ts',
+		'src/core/files/atomic.ts',
 		// Locating text (exact and tolerant), placing and applying patch hunks.
-		'src/core/match.ts',
+		'src/core/text/match.ts',
 		'src/core/patch/hunks.ts',
 		'src/core/patch/apply.ts',
-		'src/core/truncate.ts',
+		'src/core/results/truncate.ts',
 		// The process runner: timeouts, tree kill.
-		'src/core/process.ts',
+		'src/core/commands/process.ts',
 		// Input validation, approval rules and the trust check.
-		'src/core/validate.ts',
-		'src/core/approval.ts',
+		'src/core/schema/validate.ts',
+		'src/core/policy/approval.ts',
 		'src/tools/registry.ts',
-		'src/core/plan.ts',
+		'src/core/plan/planDocument.ts',
 	],
 	testRunner: 'mocha',
 	// The tests are TypeScript compiled by tsc: Stryker instruments the sources in its sandbox,

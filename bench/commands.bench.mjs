@@ -114,7 +114,7 @@ export default async function () {
 		rows.push({ name: '1 GiB of output: sandboxed vs sandbox off', ours: big, base: bigOpen });
 
 		const sessionSetup = `${setup}
-			const { SessionManager } = require(repo + '/out/src/core/sessions.js');
+			const { SessionManager } = require(repo + '/out/src/core/commands/sessions.js');
 			const manager = new SessionManager();
 			const session = manager.start({ command: 'cat', cwd: ${JSON.stringify(root)}, tty: true, maxOutputBytes: 65536 }).session;`;
 		const ours = measure(`${roundTrips('session.write', 'session.onData')}`.replace(/return (\{[^}]+\});$/, 'const r = $1; await manager.dispose(); return r;'), { setup: sessionSetup });

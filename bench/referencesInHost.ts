@@ -4,7 +4,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { ToolResult } from '../src/core/result';
+import type { ToolResult } from '../src/core/results/result';
 import type { ToolbeltApi } from '../src/vscode/api';
 
 interface Target {

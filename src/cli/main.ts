@@ -1,13 +1,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
-import { confirmationTitle, describeRequest } from '../core/approval';
-import { pruneBackups } from '../core/backupPruning';
+import { confirmationTitle, describeRequest } from '../core/policy/approval';
+import { pruneBackups } from '../core/changes/backupPruning';
 import type { ApprovalRequest } from '../core/context';
 import { createNodeEnvironment } from '../core/nodeHost';
-import type { ToolResult } from '../core/result';
-import { BackupLimits, defaultSettings, mergeSettings, SettingsOverrides } from '../core/settings';
-import { StorageError } from '../core/storage';
+import type { ToolResult } from '../core/results/result';
+import { BackupLimits, defaultSettings, mergeSettings, SettingsOverrides } from '../core/policy/settings';
+import { StorageError } from '../core/files/storage';
 import { McpOptions, serveMcp } from '../mcp/server';
 import { ALL_TOOLS, ToolRegistry } from '../tools';
 import { CustomToolCatalog } from '../tools/custom/catalog';

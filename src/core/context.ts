@@ -1,9 +1,9 @@
-import type { Boundary } from './boundary';
+import type { Boundary } from './policy/boundary';
 import type { SandboxHostOptions } from './sandbox/runtime';
 import type { LanguageServices } from './languages';
-import { SessionManager } from './sessions';
-import type { Limits, Settings } from './settings';
-import type { ToolResult } from './result';
+import { SessionManager } from './commands/sessions';
+import type { Limits, Settings } from './policy/settings';
+import type { ToolResult } from './results/result';
 
 /**
  * What a tool receives. Built by src/vscode/ in the extension and by src/core/nodeHost.ts in the

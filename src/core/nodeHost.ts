@@ -1,13 +1,13 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Boundary, WorkspaceRoot } from './boundary';
-import { applyChangesAtomically } from './atomic';
+import { Boundary, WorkspaceRoot } from './policy/boundary';
+import { applyChangesAtomically } from './files/atomic';
 import { ApprovalRequest, createSharedState, Diagnostic, FileChange, Host, SharedState } from './context';
-import { commandLogDir } from './process';
+import { commandLogDir } from './commands/process';
 import type { SandboxHostOptions } from './sandbox/runtime';
 import type { LanguageServices } from './languages';
-import { defaultSettings, mergeSettings, Settings, SettingsOverrides } from './settings';
-import { cliStorageBase, cliStorageDir, ensurePrivateFolder } from './storage';
+import { defaultSettings, mergeSettings, Settings, SettingsOverrides } from './policy/settings';
+import { cliStorageBase, cliStorageDir, ensurePrivateFolder } from './files/storage';
 
 export interface NodeHostOptions {
 	/**

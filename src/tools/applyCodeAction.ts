@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { PendingCall, ToolContext } from '../core/context';
-import { ToolError } from '../core/errors';
-import type { ToolResult } from '../core/result';
+import { ToolError } from '../core/results/errors';
+import type { ToolResult } from '../core/results/result';
 import { ACTION_FIELDS, actionsAt } from './codeActions';
 import { planEdit } from './codeEdits';
 import { defineTool } from './tool';

@@ -1,10 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import type { PendingCall, ToolContext } from '../core/context';
-import { pendingChange, planWithFileLocks } from '../core/mutation';
+import { planWithFileLocks } from '../core/changes/locks';
+import { pendingChange } from '../core/changes/pipeline';
 import { PatchFileSummary, preparePatch } from '../core/patch/apply';
 import { parsePatch } from '../core/patch/parse';
-import { textResult, ToolResult } from '../core/result';
-import { formatCount, omittedMarker, plural } from '../core/truncate';
+import { textResult, ToolResult } from '../core/results/result';
+import { formatCount, omittedMarker, plural } from '../core/results/truncate';
 import { diagnosticsSection, statSummary } from './changeReport';
 import { defineTool } from './tool';
 

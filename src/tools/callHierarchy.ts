@@ -1,11 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import type { ToolContext } from '../core/context';
-import { throwIfAborted } from '../core/errors';
+import { throwIfAborted } from '../core/results/errors';
 import type { CallEdge, CallItem, LanguageServices } from '../core/languages';
-import { textResult, ToolResult } from '../core/result';
-import { formatCount, plural } from '../core/truncate';
+import { textResult, ToolResult } from '../core/results/result';
+import { formatCount, plural } from '../core/results/truncate';
 import { askLanguageServer, describeTarget, languageServices, locate, POSITION_FIELDS, SourceLines } from './codeSupport';
-import { stringEnum } from '../core/stringEnum';
+import { stringEnum } from '../core/schema/stringEnum';
 import { defineTool } from './tool';
 
 const schema = Type.Object({

@@ -1,5 +1,5 @@
-import type { CommitResult } from '../core/mutation';
-import { formatCount, truncateText } from '../core/truncate';
+import type { CommitResult } from '../core/changes/pipeline';
+import { formatCount, truncateText } from '../core/results/truncate';
 
 /** Diffs in results are cut beyond this; the file itself can always be read. */
 export const RESULT_DIFF_BYTES = 16 * 1024;

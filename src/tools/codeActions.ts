@@ -1,11 +1,11 @@
 import { Type } from '@sinclair/typebox';
 import type { ToolContext } from '../core/context';
 import type { CodeActionInfo, SourceRange } from '../core/languages';
-import { formatDiagnostic } from '../core/mutation';
-import { textResult, ToolResult } from '../core/result';
-import { checkLine, locateSymbol } from '../core/symbolPosition';
+import { formatDiagnostic } from '../core/changes/diagnostics';
+import { textResult, ToolResult } from '../core/results/result';
+import { checkLine, locateSymbol } from '../core/text/symbolPosition';
 import { askLanguageServer, languageServices, openSource, POSITION_FIELDS, SourceFile, sleep } from './codeSupport';
-import { stringEnum } from '../core/stringEnum';
+import { stringEnum } from '../core/schema/stringEnum';
 import { defineTool } from './tool';
 
 const KINDS = ['quickfix', 'refactor', 'source', 'all'] as const;

@@ -1,9 +1,10 @@
 import type { FileChange, PendingCall, ToolContext } from '../core/context';
 import type { EditOperation } from '../core/languages';
-import { CommitResult, pendingChange, planWithFileLocks } from '../core/mutation';
-import { textResult, ToolResult } from '../core/result';
-import { formatCount, plural } from '../core/truncate';
-import { changesOfEdit } from '../core/workspaceEdit';
+import { planWithFileLocks } from '../core/changes/locks';
+import { CommitResult, pendingChange } from '../core/changes/pipeline';
+import { textResult, ToolResult } from '../core/results/result';
+import { formatCount, plural } from '../core/results/truncate';
+import { changesOfEdit } from '../core/changes/workspaceEdit';
 import { diagnosticsSection, statSummary } from './changeReport';
 
 /** Files listed one per line in a result; the rest are counted. */

@@ -2,11 +2,11 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import type { ToolContext } from '../core/context';
-import { CancelledError, fromNodeError, ToolError } from '../core/errors';
-import { looksBinary, statOrExplain } from '../core/files';
+import { CancelledError, fromNodeError, ToolError } from '../core/results/errors';
+import { looksBinary, statOrExplain } from '../core/files/files';
 import type { LanguageServices, SourceLocation, SourcePosition } from '../core/languages';
-import { LocatedSymbol, locateSymbol, SymbolTarget } from '../core/symbolPosition';
-import { formatBytes, formatCount } from '../core/truncate';
+import { LocatedSymbol, locateSymbol, SymbolTarget } from '../core/text/symbolPosition';
+import { formatBytes, formatCount } from '../core/results/truncate';
 
 /**
  * What the code tools (symbols, definitions, references, hover, calls, rename, code actions) share:

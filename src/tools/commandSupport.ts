@@ -1,13 +1,13 @@
 import { Type } from '@sinclair/typebox';
 import type { PendingCall, ToolContext } from '../core/context';
-import { BoundaryError, CancelledError, ToolError, ValidationError } from '../core/errors';
-import { statOrExplain } from '../core/files';
-import { commandLogDir } from '../core/process';
+import { BoundaryError, CancelledError, ToolError, ValidationError } from '../core/results/errors';
+import { statOrExplain } from '../core/files/files';
+import { commandLogDir } from '../core/commands/process';
 import { explainBlocked } from '../core/sandbox/blocked';
 import { decideSandbox, openSandbox, Sandbox, SandboxDecision } from '../core/sandbox/runtime';
-import type { Session, SessionManager } from '../core/sessions';
-import type { ToolResult } from '../core/result';
-import { formatCount } from '../core/truncate';
+import type { Session, SessionManager } from '../core/commands/sessions';
+import type { ToolResult } from '../core/results/result';
+import { formatCount } from '../core/results/truncate';
 
 /** What run_command, exec_command and write_stdin share: where commands run, how times read. */
 

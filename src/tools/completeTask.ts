@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { PendingCall, ToolContext } from '../core/context';
-import { ToolError } from '../core/errors';
-import { countTasks, describeProblem, nextTask, PlanFileState, renderPlan, summarize, withStatus } from '../core/plan';
-import { textResult, ToolResult } from '../core/result';
+import { ToolError } from '../core/results/errors';
+import { countTasks, describeProblem, nextTask, PlanFileState, renderPlan, summarize, withStatus } from '../core/plan/planDocument';
+import { textResult, ToolResult } from '../core/results/result';
 import { ABRIDGED_RESULT, planText, pendingPlan, withPlanForChange } from './planShared';
 import { defineTool } from './tool';
 

@@ -1,11 +1,13 @@
 import { Type } from '@sinclair/typebox';
 import type { PendingCall, ToolContext } from '../core/context';
-import { ToolError } from '../core/errors';
-import { LEVEL_DESCRIPTIONS, locateText, MatchLevel, nearestLines } from '../core/match';
-import { pendingChange, readCurrent, planWithFileLocks } from '../core/mutation';
-import { textResult, ToolResult } from '../core/result';
-import { decodeChangeableText, encodeText, fitToFormat, lineTable, TextFormat } from '../core/text';
-import { cutLine, formatCount } from '../core/truncate';
+import { ToolError } from '../core/results/errors';
+import { LEVEL_DESCRIPTIONS, locateText, MatchLevel, nearestLines } from '../core/text/match';
+import { planWithFileLocks } from '../core/changes/locks';
+import { pendingChange } from '../core/changes/pipeline';
+import { readCurrent } from '../core/changes/stale';
+import { textResult, ToolResult } from '../core/results/result';
+import { decodeChangeableText, encodeText, fitToFormat, lineTable, TextFormat } from '../core/text/text';
+import { cutLine, formatCount } from '../core/results/truncate';
 import { boundedDiff, diagnosticsSection, statSummary } from './changeReport';
 import { defineTool, PATH_DESCRIPTION } from './tool';
 

@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { PendingCall, ToolContext } from '../core/context';
-import { CancelledError, ToolError } from '../core/errors';
-import { textResult, ToolResult } from '../core/result';
-import { MAX_LIVE_SESSIONS, Session } from '../core/sessions';
-import { formatCount, TruncationInfo } from '../core/truncate';
+import { CancelledError, ToolError } from '../core/results/errors';
+import { textResult, ToolResult } from '../core/results/result';
+import { MAX_LIVE_SESSIONS, Session } from '../core/commands/sessions';
+import { formatCount, TruncationInfo } from '../core/results/truncate';
 import {
 	CommandDir, decideCommandSandbox, describeEnd, formatDuration, oneLine, openCommandSandbox, pendingCommand, resolveCommandDir, sandboxFields,
 	sandboxMetadata, sandboxNotes, sessionsOf,

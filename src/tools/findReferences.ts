@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { ToolContext } from '../core/context';
 import type { SourceLocation } from '../core/languages';
-import { textResult, ToolResult } from '../core/result';
-import { formatCount, plural } from '../core/truncate';
+import { textResult, ToolResult } from '../core/results/result';
+import { formatCount, plural } from '../core/results/truncate';
 import { askLanguageServer, describeTarget, languageServices, locate, moreMarker, Placed, POSITION_FIELDS, sortByPlace, SourceLines, uniqueLocations } from './codeSupport';
 import { defineTool } from './tool';
 

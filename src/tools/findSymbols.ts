@@ -1,13 +1,13 @@
 import { Type } from '@sinclair/typebox';
 import type { ToolContext } from '../core/context';
-import { ToolError } from '../core/errors';
-import { statOrExplain } from '../core/files';
+import { ToolError } from '../core/results/errors';
+import { statOrExplain } from '../core/files/files';
 import type { SymbolInfo, SymbolKindName } from '../core/languages';
-import { contains } from '../core/paths';
-import { textResult, ToolResult } from '../core/result';
-import { formatCount, plural } from '../core/truncate';
+import { contains } from '../core/files/paths';
+import { textResult, ToolResult } from '../core/results/result';
+import { formatCount, plural } from '../core/results/truncate';
 import { askLanguageServer, languageServices, moreMarker, openSource, SourceLines } from './codeSupport';
-import { stringEnum } from '../core/stringEnum';
+import { stringEnum } from '../core/schema/stringEnum';
 import { defineTool } from './tool';
 
 /** The kinds a model filters by (VS Code has 26; the rest are rare in outlines). */

@@ -1,11 +1,11 @@
 import * as path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import type { Diagnostic, ToolContext } from '../core/context';
-import { statOrExplain } from '../core/files';
-import { formatDiagnostic } from '../core/mutation';
-import { contains } from '../core/paths';
-import { textResult, ToolResult } from '../core/result';
-import { formatCount, plural } from '../core/truncate';
+import { statOrExplain } from '../core/files/files';
+import { formatDiagnostic } from '../core/changes/diagnostics';
+import { contains } from '../core/files/paths';
+import { textResult, ToolResult } from '../core/results/result';
+import { formatCount, plural } from '../core/results/truncate';
 import { defineTool } from './tool';
 
 const schema = Type.Object({

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { ToolContext } from '../core/context';
-import { countTasks, describeProblem, readPlanFile, renderPlan } from '../core/plan';
-import { textResult, ToolResult } from '../core/result';
+import { countTasks, describeProblem, readPlanFile, renderPlan } from '../core/plan/planDocument';
+import { textResult, ToolResult } from '../core/results/result';
 import { planText } from './planShared';
 import { defineTool } from './tool';
 

@@ -1,10 +1,10 @@
 import { Type } from '@sinclair/typebox';
 import type { ToolContext } from '../core/context';
 import type { DefinitionKind } from '../core/languages';
-import { textResult, ToolResult } from '../core/result';
-import { plural } from '../core/truncate';
+import { textResult, ToolResult } from '../core/results/result';
+import { plural } from '../core/results/truncate';
 import { askLanguageServer, describeTarget, languageServices, locate, POSITION_FIELDS, sortByPlace, SourceLines, uniqueLocations } from './codeSupport';
-import { stringEnum } from '../core/stringEnum';
+import { stringEnum } from '../core/schema/stringEnum';
 import { defineTool } from './tool';
 
 const KINDS: readonly DefinitionKind[] = ['definition', 'type_definition', 'implementation'];

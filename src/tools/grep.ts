@@ -1,10 +1,10 @@
 import * as path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import type { ToolContext } from '../core/context';
-import { ToolError } from '../core/errors';
-import { textResult, ToolResult } from '../core/result';
-import { cleanRelative, comparePaths, filterArgs, inputErrorOf, isHiddenBelow, runRg, warningsOf } from '../core/ripgrep';
-import { formatCount } from '../core/truncate';
+import { ToolError } from '../core/results/errors';
+import { textResult, ToolResult } from '../core/results/result';
+import { cleanRelative, comparePaths, filterArgs, inputErrorOf, isHiddenBelow, runRg, warningsOf } from '../core/search/ripgrep';
+import { formatCount } from '../core/results/truncate';
 import { fillWindows, FoundLine, GREP_LINE_CHARS, WindowSearch } from './grepWindows';
 import { globList, searchConfinement, SearchScope, searchScopes } from './searchScope';
 import { defineTool } from './tool';

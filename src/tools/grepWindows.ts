@@ -1,7 +1,7 @@
 import type { SandboxHostOptions } from '../core/sandbox/runtime';
-import { rgJsonHandler, RgJsonLine } from '../core/rgJson';
-import { cleanRelative, runRg } from '../core/ripgrep';
-import { formatCount } from '../core/truncate';
+import { rgJsonHandler, RgJsonLine } from '../core/search/rgJson';
+import { cleanRelative, runRg } from '../core/search/ripgrep';
+import { formatCount } from '../core/results/truncate';
 
 /**
  * How grep shows a line longer than GREP_LINE_CHARS: a window around its first match, with what

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { ToolContext } from '../core/context';
-import { textResult, ToolResult } from '../core/result';
-import { metadataOf, truncateText } from '../core/truncate';
+import { textResult, ToolResult } from '../core/results/result';
+import { metadataOf, truncateText } from '../core/results/truncate';
 import { askLanguageServer, describeTarget, languageServices, locate, POSITION_FIELDS } from './codeSupport';
 import { defineTool } from './tool';
 

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { ToolContext } from '../core/context';
-import type { ToolResult } from '../core/result';
+import type { ToolResult } from '../core/results/result';
 import { describeEnd, findSession, oneLine, SESSION_ID_DESCRIPTION, sessionsOf } from './commandSupport';
 import { sessionResult } from './execCommand';
 import { defineTool } from './tool';

@@ -1,14 +1,14 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Type } from '@sinclair/typebox';
-import { isAtomicTemp } from '../core/atomic';
+import { isAtomicTemp } from '../core/files/atomic';
 import type { ToolContext } from '../core/context';
-import { CancelledError, fromNodeError, ToolError } from '../core/errors';
-import { statOrExplain } from '../core/files';
-import { IgnoreRules } from '../core/ignoreRules';
-import { textResult, ToolResult } from '../core/result';
-import { formatBytes, formatCount } from '../core/truncate';
-import { inPinnedFolder } from '../core/verifiedOpen';
+import { CancelledError, fromNodeError, ToolError } from '../core/results/errors';
+import { statOrExplain } from '../core/files/files';
+import { IgnoreRules } from '../core/search/ignoreRules';
+import { textResult, ToolResult } from '../core/results/result';
+import { formatBytes, formatCount } from '../core/results/truncate';
+import { inPinnedFolder } from '../core/files/verifiedOpen';
 import { defineTool } from './tool';
 
 const schema = Type.Object({

@@ -1,8 +1,8 @@
 import { Type } from '@sinclair/typebox';
 import type { ToolContext } from '../core/context';
-import { textResult, ToolResult } from '../core/result';
-import { MAX_LIVE_SESSIONS, Session } from '../core/sessions';
-import { formatBytes } from '../core/truncate';
+import { textResult, ToolResult } from '../core/results/result';
+import { MAX_LIVE_SESSIONS, Session } from '../core/commands/sessions';
+import { formatBytes } from '../core/results/truncate';
 import { describeEnd, formatDuration, oneLine, sessionsOf } from './commandSupport';
 import { defineTool } from './tool';
 

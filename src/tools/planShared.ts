@@ -1,9 +1,10 @@
 import type { ApprovalRequest, PendingCall, ToolContext } from '../core/context';
-import { pendingChange, planWithFileLocks } from '../core/mutation';
-import { Plan, PlanFileState, planChanges, readPlanFile } from '../core/plan';
-import type { ToolResult } from '../core/result';
-import type { Settings } from '../core/settings';
-import { metadataOf, truncateText } from '../core/truncate';
+import { planWithFileLocks } from '../core/changes/locks';
+import { pendingChange } from '../core/changes/pipeline';
+import { Plan, PlanFileState, planChanges, readPlanFile } from '../core/plan/planDocument';
+import type { ToolResult } from '../core/results/result';
+import type { Settings } from '../core/policy/settings';
+import { metadataOf, truncateText } from '../core/results/truncate';
 
 /** The `abridged` field of the tools that change the plan. */
 export const ABRIDGED_RESULT = 'The result shows one line per task (default false).';

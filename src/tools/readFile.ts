@@ -1,17 +1,18 @@
 import * as fs from 'node:fs';
 import { Type } from '@sinclair/typebox';
 import type { ToolContext } from '../core/context';
-import { ToolError } from '../core/errors';
+import { ToolError } from '../core/results/errors';
 import {
 	LineWindow, LINE_COUNT_LIMIT, readHead, readRange, readWhole, readWindowBackward, readWindowForward, sniff, splitLines,
 	windowOfLines, windowOfText,
-} from '../core/files';
-import { indentationBlock } from '../core/indentation';
-import { currentVersion, withFileLocks } from '../core/mutation';
-import { textResult, ToolResult } from '../core/result';
-import { cutLine, formatBytes, formatCount, omittedMarker } from '../core/truncate';
-import { stringEnum } from '../core/stringEnum';
-import { withFileForReading } from '../core/verifiedOpen';
+} from '../core/files/files';
+import { indentationBlock } from '../core/text/indentation';
+import { withFileLocks } from '../core/changes/locks';
+import { currentVersion } from '../core/changes/stale';
+import { textResult, ToolResult } from '../core/results/result';
+import { cutLine, formatBytes, formatCount, omittedMarker } from '../core/results/truncate';
+import { stringEnum } from '../core/schema/stringEnum';
+import { withFileForReading } from '../core/files/verifiedOpen';
 import { defineTool, PATH_DESCRIPTION } from './tool';
 
 type Handle = fs.promises.FileHandle;

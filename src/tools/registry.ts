@@ -1,13 +1,13 @@
 import { Value } from '@sinclair/typebox/value';
-import { mustReachPerson, needsApproval } from '../core/approval';
-import type { Boundary } from '../core/boundary';
+import { mustReachPerson, needsApproval } from '../core/policy/approval';
+import type { Boundary } from '../core/policy/boundary';
 import {
 	ApprovalRequest, CommandExit, Host, isPending, PendingCall, SharedState, ToolContext, ToolEvent, ToolEventFields, ToolStatus,
 } from '../core/context';
-import { CancelledError, DeclinedError, throwIfAborted, ToolError, ValidationError } from '../core/errors';
-import { resultText, toErrorResult, ToolResult } from '../core/result';
-import { mergeSettings, Settings, SettingsOverrides } from '../core/settings';
-import { validateInput } from '../core/validate';
+import { CancelledError, DeclinedError, throwIfAborted, ToolError, ValidationError } from '../core/results/errors';
+import { resultText, toErrorResult, ToolResult } from '../core/results/result';
+import { mergeSettings, Settings, SettingsOverrides } from '../core/policy/settings';
+import { validateInput } from '../core/schema/validate';
 import { needsVscode } from './codeSupport';
 import { PendingCalls } from './pendingCalls';
 import { contributedName, isSwitchedOff, modelName, safeDescribe, ToolDefinition } from './tool';

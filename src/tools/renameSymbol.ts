@@ -1,9 +1,9 @@
 import { Type } from '@sinclair/typebox';
 import type { PendingCall, ToolContext } from '../core/context';
-import { ToolError } from '../core/errors';
+import { ToolError } from '../core/results/errors';
 import { EditOperation, LanguageServiceRefusal } from '../core/languages';
-import type { ToolResult } from '../core/result';
-import { plural } from '../core/truncate';
+import type { ToolResult } from '../core/results/result';
+import { plural } from '../core/results/truncate';
 import { askLanguageServer, describeTarget, languageServices, locate, POSITION_FIELDS } from './codeSupport';
 import { planEdit } from './codeEdits';
 import { defineTool } from './tool';

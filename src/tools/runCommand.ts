@@ -1,12 +1,12 @@
 import { Type } from '@sinclair/typebox';
 import type { PendingCall, ToolContext } from '../core/context';
-import { CancelledError, ToolError } from '../core/errors';
+import { CancelledError, ToolError } from '../core/results/errors';
 import {
 	commandLogDir, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, pruneLogs, RunResult, runProcess, SpawnError, StreamCapture,
-} from '../core/process';
-import { textResult, ToolResult } from '../core/result';
-import { cleanTerminalText } from '../core/ansi';
-import { formatBytes, formatCount } from '../core/truncate';
+} from '../core/commands/process';
+import { textResult, ToolResult } from '../core/results/result';
+import { cleanTerminalText } from '../core/commands/ansi';
+import { formatBytes, formatCount } from '../core/results/truncate';
 import {
 	CommandDir, decideCommandSandbox, formatDuration, oneLine, openCommandSandbox, pendingCommand, resolveCommandDir, sandboxFields, sandboxMetadata,
 	sandboxNotes,

@@ -2,8 +2,8 @@ import type { SandboxHostOptions } from '../core/sandbox/runtime';
 import type * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ToolContext } from '../core/context';
-import { ToolError } from '../core/errors';
-import { statOrExplain } from '../core/files';
+import { ToolError } from '../core/results/errors';
+import { statOrExplain } from '../core/files/files';
 
 /**
  * Where a search runs: one rg process per workspace folder, each with the folder as its working

@@ -1,7 +1,7 @@
 import type { Static, TSchema } from '@sinclair/typebox';
 import type { PendingCall, ToolContext } from '../core/context';
-import type { ToolResult } from '../core/result';
-import type { Settings, ToolGroup } from '../core/settings';
+import type { ToolResult } from '../core/results/result';
+import type { Settings, ToolGroup } from '../core/policy/settings';
 
 /**
  * One tool: its schema beside its handler. `package.json`'s `languageModelTools` is generated

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { PendingCall, ToolContext } from '../core/context';
-import { countTasks, MAX_TASKS, renderPlan, summarize, taskSchema } from '../core/plan';
-import { textResult, ToolResult } from '../core/result';
+import { countTasks, MAX_TASKS, renderPlan, summarize, taskSchema } from '../core/plan/planDocument';
+import { textResult, ToolResult } from '../core/results/result';
 import { ABRIDGED_RESULT, planText, pendingPlan, withPlanForChange } from './planShared';
 import { defineTool } from './tool';
 

@@ -2,14 +2,16 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import type { PendingCall, ToolContext } from '../core/context';
-import { ToolError } from '../core/errors';
-import { looksBinary } from '../core/files';
-import { pendingChange, readCurrent, planWithFileLocks } from '../core/mutation';
-import { textResult, ToolResult } from '../core/result';
-import { decodeChangeableText, decodeText, DEFAULT_FORMAT, encodeText, ensureFinalNewline, fitToFormat, TextFormat } from '../core/text';
-import { formatBytes } from '../core/truncate';
+import { ToolError } from '../core/results/errors';
+import { looksBinary } from '../core/files/files';
+import { planWithFileLocks } from '../core/changes/locks';
+import { pendingChange } from '../core/changes/pipeline';
+import { readCurrent } from '../core/changes/stale';
+import { textResult, ToolResult } from '../core/results/result';
+import { decodeChangeableText, decodeText, DEFAULT_FORMAT, encodeText, ensureFinalNewline, fitToFormat, TextFormat } from '../core/text/text';
+import { formatBytes } from '../core/results/truncate';
 import { boundedDiff, diagnosticsSection, statSummary } from './changeReport';
-import { stringEnum } from '../core/stringEnum';
+import { stringEnum } from '../core/schema/stringEnum';
 import { defineTool, PATH_DESCRIPTION } from './tool';
 
 const schema = Type.Object({

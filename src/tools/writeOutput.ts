@@ -2,11 +2,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import type { PendingCall, ToolContext } from '../core/context';
-import { ToolError } from '../core/errors';
-import { pendingChange, planWithFileLocks } from '../core/mutation';
-import { textResult, ToolResult } from '../core/result';
-import { ensureFinalNewline } from '../core/text';
-import { formatBytes } from '../core/truncate';
+import { ToolError } from '../core/results/errors';
+import { planWithFileLocks } from '../core/changes/locks';
+import { pendingChange } from '../core/changes/pipeline';
+import { textResult, ToolResult } from '../core/results/result';
+import { ensureFinalNewline } from '../core/text/text';
+import { formatBytes } from '../core/results/truncate';
 import { defineTool } from './tool';
 
 const schema = Type.Object({

@@ -1,7 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import type { PendingCall, ToolContext } from '../core/context';
-import type { Session } from '../core/sessions';
-import type { ToolResult } from '../core/result';
+import type { Session } from '../core/commands/sessions';
+import type { ToolResult } from '../core/results/result';
 import { describeEnd, findSession, oneLine, SESSION_ID_DESCRIPTION, sessionsOf, visibleChars } from './commandSupport';
 import { MAX_YIELD_MS, sessionResult } from './execCommand';
 import { defineTool } from './tool';

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { ActivityRecord, ActivityStore } from '../core/activityStore';
-import { detailsText, detailsTitle, rowDescription, statusLabel, statusLine, StatusTone } from '../core/activityText';
+import { ActivityRecord, ActivityStore } from '../ui/activityStore';
+import { detailsText, detailsTitle, rowDescription, statusLabel, statusLine, StatusTone } from '../ui/activityText';
 import type { ToolEvent, ToolStatus } from '../core/context';
 import type { ToolRegistry } from '../tools/registry';
 import type { ToolDocuments } from './documents';

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import type { ToolEvent } from '../core/context';
-import type { ToolResult } from '../core/result';
+import type { ToolResult } from '../core/results/result';
 import type { ToolRegistry } from '../tools/registry';
 
 /** What `activate()` returns to other extensions. */

@@ -1,11 +1,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { ActivityRecord } from '../core/activityStore';
-import { pruneBackups } from '../core/backupPruning';
-import { BackupEntry, BackupSet, listBackups, restoreChanges } from '../core/backups';
+import type { ActivityRecord } from '../ui/activityStore';
+import { pruneBackups } from '../core/changes/backupPruning';
+import { BackupEntry, BackupSet, listBackups, restoreChanges } from '../core/changes/backups';
 import type { FileChange, ToolContext } from '../core/context';
-import { commitPlan, planChange } from '../core/mutation';
+import { commitPlan, planChange } from '../core/changes/pipeline';
 import type { ToolEnvironment } from '../tools/registry';
 import { toAbortSignal } from './cancellation';
 import { originalUri } from './changeDiffs';
@@ -15,7 +15,7 @@ const PRUNE_DELAY_MS = 5_000;
 const MB = 1024 * 1024;
 
 /**
- * Restore Backup…: the copies taken before every change (src/core/backups.ts), listed per file
+ * Restore Backup…: the copies taken before every change (src/core/changes/backups.ts), listed per file
  * with time and tool; a restore shows the diff, asks, and then goes through the same pipeline as
  * a tool's change (WorkspaceEdit, so Undo works; and a backup of what it replaces). Also keeps
  * the backup folder within `toolbelt.backups.maxAgeDays` / `maxTotalMB`.

@@ -1,8 +1,8 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { FileChange } from '../core/context';
-import { looksBinary } from '../core/files';
-import { formatBytes } from '../core/truncate';
+import { looksBinary } from '../core/files/files';
+import { formatBytes } from '../core/results/truncate';
 
 /**
  * Diff editors of a change: before it happens (original ↔ proposed, both read-only virtual

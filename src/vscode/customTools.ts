@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as vscode from 'vscode';
-import type { Boundary } from '../core/boundary';
-import type { Settings } from '../core/settings';
+import type { Boundary } from '../core/policy/boundary';
+import type { Settings } from '../core/policy/settings';
 import { CustomToolCatalog } from '../tools/custom/catalog';
 import { DEFINITIONS_FOLDER, formatProblem } from '../tools/custom/definitions';
 import { isSwitchedOff } from '../tools/tool';

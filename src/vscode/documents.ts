@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
-import { editorSchema } from '../core/jsonInput';
-import { resultText, ToolResult } from '../core/result';
-import { matchSpans } from '../core/resultHighlight';
+import { editorSchema } from '../ui/jsonInput';
+import { resultText, ToolResult } from '../core/results/result';
+import { matchSpans } from '../ui/resultHighlight';
 import type { ToolDefinition } from '../tools/tool';
 
 /**

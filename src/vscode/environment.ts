@@ -1,9 +1,9 @@
 import * as vscode from 'vscode';
-import { Boundary, WorkspaceRoot } from '../core/boundary';
+import { Boundary, WorkspaceRoot } from '../core/policy/boundary';
 import { createSharedState, Host } from '../core/context';
-import { commandLogDir } from '../core/process';
-import type { Settings } from '../core/settings';
-import { ensurePrivateFolder } from '../core/storage';
+import { commandLogDir } from '../core/commands/process';
+import type { Settings } from '../core/policy/settings';
+import { ensurePrivateFolder } from '../core/files/storage';
 import type { ToolEnvironment } from '../tools/registry';
 import { readSettings, SECTION } from './settings';
 

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { confirmationDiff, confirmationTitle, describeRequest } from '../core/approval';
+import { confirmationDiff, confirmationTitle, describeRequest } from '../core/policy/approval';
 import type { ApprovalRequest, FileChange, Host } from '../core/context';
 import type { SandboxHostOptions } from '../core/sandbox/runtime';
 import { createLanguageServices } from './languages';

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { ToolError } from '../core/errors';
+import { ToolError } from '../core/results/errors';
 import {
 	CallEdge, CallItem, CodeActionInfo, DefinitionKind, EditOperation, LanguageServiceRefusal, LanguageServices, SourceLocation,
 	SourcePosition, SourceRange, SYMBOL_KINDS, SymbolInfo, TextEditData,

@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
-import { confirmationDiff, confirmationTitle, describeRequest, mustReachPerson } from '../core/approval';
-import type { ToolResult } from '../core/result';
+import { confirmationDiff, confirmationTitle, describeRequest, mustReachPerson } from '../core/policy/approval';
+import type { ToolResult } from '../core/results/result';
 import type { ToolRegistry } from '../tools/registry';
 import { contributedName, safeDescribe, ToolDefinition } from '../tools/tool';
 import { toAbortSignal } from './cancellation';

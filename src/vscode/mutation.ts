@@ -1,7 +1,7 @@
 import * as vscode from 'vscode';
 import type { FileChange } from '../core/context';
-import { CancelledError, ToolError } from '../core/errors';
-import { looksBinary } from '../core/files';
+import { CancelledError, ToolError } from '../core/results/errors';
+import { looksBinary } from '../core/files/files';
 
 /**
  * Text files larger than this that no editor has open are replaced whole (a file operation in the

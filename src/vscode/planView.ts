@@ -1,6 +1,6 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { describeProblem, PlanFileState, PlanTask, readPlanFile, summarize, withStatus } from '../core/plan';
+import { describeProblem, PlanFileState, PlanTask, readPlanFile, summarize, withStatus } from '../core/plan/planDocument';
 import type { ToolEnvironment, ToolRegistry } from '../tools/registry';
 import { SECTION } from './settings';
 import { showUntrustedRefusal } from './trust';

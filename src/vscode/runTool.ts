@@ -1,9 +1,9 @@
 import * as vscode from 'vscode';
-import { checkJsonInput, initialJsonText, InputProblem } from '../core/jsonInput';
-import type { ToolResult } from '../core/result';
-import { grepMatcher } from '../core/resultHighlight';
-import type { Settings } from '../core/settings';
-import { fieldPrompt, FieldValue, FormField, formFields, needsEditor, parseFieldInput, showValue, skeletonInput, stripMarkdown } from '../core/schemaForm';
+import { checkJsonInput, initialJsonText, InputProblem } from '../ui/jsonInput';
+import type { ToolResult } from '../core/results/result';
+import { grepMatcher } from '../ui/resultHighlight';
+import type { Settings } from '../core/policy/settings';
+import { fieldPrompt, FieldValue, FormField, formFields, needsEditor, parseFieldInput, showValue, skeletonInput, stripMarkdown } from '../ui/schemaForm';
 import type { ToolRegistry } from '../tools/registry';
 import { isSwitchedOff, safeDescribe, ToolDefinition } from '../tools/tool';
 import { toAbortSignal } from './cancellation';

@@ -1,5 +1,5 @@
 import * as vscode from 'vscode';
-import { defaultSettings, mergeSettings, Settings, SettingsOverrides } from '../core/settings';
+import { defaultSettings, mergeSettings, Settings, SettingsOverrides } from '../core/policy/settings';
 
 export const SECTION = 'toolbelt';
 

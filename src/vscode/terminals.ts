@@ -1,6 +1,6 @@
 import * as vscode from 'vscode';
 import type { SharedState } from '../core/context';
-import type { Session, SessionManager } from '../core/sessions';
+import type { Session, SessionManager } from '../core/commands/sessions';
 
 /**
  * Every interactive session the model starts is mirrored live in a VS Code terminal named after

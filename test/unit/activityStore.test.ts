@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ActivityStore } from '../../src/core/activityStore';
+import { ActivityStore } from '../../src/ui/activityStore';
 import type { ToolEvent } from '../../src/core/context';
 import { makeTree } from './helpers';
 

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
-import type { ActivityRecord } from '../../src/core/activityStore';
-import { ActivityStore } from '../../src/core/activityStore';
-import { detailsText, detailsTitle, rowDescription, statusLabel } from '../../src/core/activityText';
+import type { ActivityRecord } from '../../src/ui/activityStore';
+import { ActivityStore } from '../../src/ui/activityStore';
+import { detailsText, detailsTitle, rowDescription, statusLabel } from '../../src/ui/activityText';
 import type { ToolEvent } from '../../src/core/context';
 import { makeHarness, makeTree } from './helpers';
 

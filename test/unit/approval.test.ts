@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
-import { confirmationDiff, describeRequest, fence, mustReachPerson, needsApproval } from '../../src/core/approval';
+import { confirmationDiff, describeRequest, fence, mustReachPerson, needsApproval } from '../../src/core/policy/approval';
 import type { ApprovalRequest } from '../../src/core/context';
-import { defaultSettings, Settings } from '../../src/core/settings';
+import { defaultSettings, Settings } from '../../src/core/policy/settings';
 
 const settings = (approval: Settings['approval']): Settings => ({ ...defaultSettings(), approval });
 const change = { path: '/w/a.txt', displayPath: 'a.txt', before: Buffer.from('one\n'), after: Buffer.from('two\n') };

@@ -2,10 +2,10 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { applyPatch, createTwoFilesPatch } from 'diff';
-import { applyChangesAtomically, isAtomicTemp, removeDeadTemps, writeFileAtomic } from '../../src/core/atomic';
-import { listBackups, restoreChanges, backupOriginals } from '../../src/core/backups';
+import { applyChangesAtomically, isAtomicTemp, removeDeadTemps, writeFileAtomic } from '../../src/core/files/atomic';
+import { listBackups, restoreChanges, backupOriginals } from '../../src/core/changes/backups';
 import type { FileChange } from '../../src/core/context';
-import { statOfDiff, unifiedDiff } from '../../src/core/diff';
+import { fileDiff, unifiedDiff } from '../../src/core/changes/diff';
 import { makeTree } from './helpers';
 
 const bytes = (text: string) => new Uint8Array(Buffer.from(text));
@@ -210,8 +210,18 @@ describe('diff of large, barely changed texts', () => {
 		const a = lines.join('\n') + '\n';
 		lines[200_000] = 'changed';
 		const b = lines.join('\n') + '\n';
-		const diff = unifiedDiff(change(a, b));
-		assert.match(diff, /^--- a\/x\n\+\+\+ b\/x\n@@ -199998,7 \+199998,7 @@\n/);
-		assert.deepEqual(statOfDiff(diff), { added: 1, removed: 1 });
+		const diff = fileDiff(change(a, b));
+		assert.match(diff.text, /^--- a\/x\n\+\+\+ b\/x\n@@ -199998,7 \+199998,7 @@\n/);
+		assert.deepEqual({ added: diff.added, removed: diff.removed }, { added: 1, removed: 1 });
+	});
+
+	it('counts added and removed lines on the hunks, whatever the lines hold', () => {
+		// Lines that look like diff headers ("--- x", "+++ y") must count as the lines they are.
+		const diff = fileDiff(change('keep\n-- a\n+++ b\nend\n', 'keep\n--- x\n++ y\nnew\nend\n'));
+		assert.deepEqual({ added: diff.added, removed: diff.removed }, { added: 3, removed: 2 });
+		assert.deepEqual(
+			{ added: fileDiff(change('', 'a\nb')).added, removed: fileDiff(change('x\n', '')).removed },
+			{ added: 2, removed: 1 },
+		);
 	});
 });

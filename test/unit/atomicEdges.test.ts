@@ -1,8 +1,8 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import { applyChangesAtomically, isAtomicTemp, removeDeadTemps, writeFileAtomic } from '../../src/core/atomic';
+import { applyChangesAtomically, isAtomicTemp, removeDeadTemps, writeFileAtomic } from '../../src/core/files/atomic';
 import type { FileChange } from '../../src/core/context';
-import { CancelledError, ToolError } from '../../src/core/errors';
+import { CancelledError, ToolError } from '../../src/core/results/errors';
 import { makeTree } from './helpers';
 
 const bytes = (text: string) => new Uint8Array(Buffer.from(text));

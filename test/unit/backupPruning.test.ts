@@ -1,8 +1,8 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { pruneBackups } from '../../src/core/backupPruning';
-import { backupOriginals, listBackups } from '../../src/core/backups';
+import { pruneBackups } from '../../src/core/changes/backupPruning';
+import { backupOriginals, listBackups } from '../../src/core/changes/backups';
 import { makeTree } from './helpers';
 
 const DAY = 24 * 60 * 60 * 1000;

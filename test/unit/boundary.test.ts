@@ -2,9 +2,9 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Access, Boundary, BoundaryOptions, probeCaseInsensitive, protectedMatcher, WorkspaceRoot } from '../../src/core/boundary';
-import { BoundaryError, BoundaryRule, ToolError } from '../../src/core/errors';
-import { DEFAULT_PROTECTED_PATHS } from '../../src/core/settings';
+import { Access, Boundary, BoundaryOptions, probeCaseInsensitive, protectedMatcher, WorkspaceRoot } from '../../src/core/policy/boundary';
+import { BoundaryError, BoundaryRule, ToolError } from '../../src/core/results/errors';
+import { DEFAULT_PROTECTED_PATHS } from '../../src/core/policy/settings';
 
 /**
  * The tree every test works on:

@@ -2,9 +2,9 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Access, Boundary, BoundaryOptions } from '../../src/core/boundary';
-import { BoundaryError } from '../../src/core/errors';
-import { toPosix } from '../../src/core/paths';
+import { Access, Boundary, BoundaryOptions } from '../../src/core/policy/boundary';
+import { BoundaryError } from '../../src/core/results/errors';
+import { toPosix } from '../../src/core/files/paths';
 
 /**
  * The boundary's messages, multi-root and read-only rules at their edges:

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { main } from '../../src/cli/main';
 import type { Diagnostic } from '../../src/core/context';
 import { CallItem, CodeActionInfo, EditOperation, LanguageServiceRefusal, LanguageServices, Readiness, SourceLocation, SourceRange } from '../../src/core/languages';
-import { resultText } from '../../src/core/result';
+import { resultText } from '../../src/core/results/result';
 import { LANGUAGE_WAIT } from '../../src/tools/codeSupport';
 import { makeHarness, makeTree } from './helpers';
 

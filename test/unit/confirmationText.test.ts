@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { confirmationDiff, confirmationTitle, describeRequest } from '../../src/core/approval';
+import { confirmationDiff, confirmationTitle, describeRequest } from '../../src/core/policy/approval';
 import type { ApprovalRequest } from '../../src/core/context';
 
 const encode = (text: string) => new TextEncoder().encode(text);

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { isAtomicTemp, writeFileAtomic } from '../../src/core/atomic';
+import { isAtomicTemp, writeFileAtomic } from '../../src/core/files/atomic';
 import { makeHarness, makeTree } from './helpers';
 
 const SIZE = 10 * 1024 * 1024;

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { comparePaths, rgPath } from '../../src/core/ripgrep';
+import { comparePaths, rgPath } from '../../src/core/search/ripgrep';
 import { makeHarness, makeTree } from './helpers';
 
 const pathsOf = (text: string) => text.split('\n').slice(1).filter(line => line && !line.startsWith('[') && !line.startsWith('('));

@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { ApprovalRequest } from '../../src/core/context';
 import { createNodeEnvironment, NodeEnvironmentOptions } from '../../src/core/nodeHost';
-import { resultText, ToolResult } from '../../src/core/result';
+import { resultText, ToolResult } from '../../src/core/results/result';
 import { ALL_TOOLS, InvokeOptions, ToolRegistry } from '../../src/tools';
 
 /** A real temporary folder (in `parent`, default the OS temp folder) with the given files; removed by `cleanup`. */

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { IgnoreRules } from '../../src/core/ignoreRules';
+import { IgnoreRules } from '../../src/core/search/ignoreRules';
 import { makeTree } from './helpers';
 
 describe('ignore rules for list_dir', () => {

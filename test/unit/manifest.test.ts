@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { defaultSettings } from '../../src/core/settings';
+import { defaultSettings } from '../../src/core/policy/settings';
 import { ALL_TOOLS } from '../../src/tools';
 import { parametersMarkdown, replaceSection, settingsMarkdown, toolContributions, toolsMarkdown } from '../../src/tools/manifest';
 

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
-import { findLines, locateText, nearestLines, normalizeUnicode } from '../../src/core/match';
-import { decodeText, detectFormat, encodeText, fitToFormat, lineTable, linesAt, withEol } from '../../src/core/text';
+import { findLines, locateText, nearestLines, normalizeUnicode } from '../../src/core/text/match';
+import { decodeText, detectFormat, encodeText, fitToFormat, lineTable, linesAt, withEol } from '../../src/core/text/text';
 
 describe('match: findLines (blocks of lines, each tolerance level)', () => {
 	const file = ['function a() {', '\treturn 1;', '}', '', 'function b() {', '\treturn 1;', '}'];

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import { resultText } from '../../src/core/result';
+import { resultText } from '../../src/core/results/result';
 import { makeHarness, makeTree } from './helpers';
 
 const envelope = (...lines: string[]) => ['*** Begin Patch', ...lines, '*** End Patch'].join('\n');

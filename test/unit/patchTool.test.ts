@@ -1,9 +1,9 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { applyChangesAtomically } from '../../src/core/atomic';
+import { applyChangesAtomically } from '../../src/core/files/atomic';
 import type { FileChange } from '../../src/core/context';
-import { resultText } from '../../src/core/result';
+import { resultText } from '../../src/core/results/result';
 import { makeHarness, makeTree } from './helpers';
 
 const codexUpdate = (file: string, ...lines: string[]) => ['*** Begin Patch', `*** Update File: ${file}`, ...lines, '*** End Patch'].join('\n');

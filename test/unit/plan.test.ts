@@ -1,9 +1,9 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import { Boundary } from '../../src/core/boundary';
+import { Boundary } from '../../src/core/policy/boundary';
 import {
 	brokenCopyPath, countTasks, describeProblem, nextTask, parsePlan, planChanges, readPlanFile, renderPlan, serializePlan, summarize, withStatus,
-} from '../../src/core/plan';
+} from '../../src/core/plan/planDocument';
 import { makeTree } from './helpers';
 
 const PLAN = {

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import type { ApprovalRequest, PendingCall } from '../../src/core/context';
 import { createNodeEnvironment } from '../../src/core/nodeHost';
-import { resultText } from '../../src/core/result';
+import { resultText } from '../../src/core/results/result';
 import { ALL_TOOLS, ToolRegistry } from '../../src/tools';
 import { canonicalJson, MAX_PENDING_CALLS, PENDING_CALL_TTL_MS, PendingCalls } from '../../src/tools/pendingCalls';
 import type { ToolDefinition } from '../../src/tools/tool';

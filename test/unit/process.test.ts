@@ -5,8 +5,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import {
 	commandEnv, groupAlive, procStat, pruneLogs, runProcess, RunOptions, shellInvocation, SpawnError,
-} from '../../src/core/process';
-import { resultText } from '../../src/core/result';
+} from '../../src/core/commands/process';
+import { resultText } from '../../src/core/results/result';
 import { makeHarness, makeTree, stopProcessesIn } from './helpers';
 
 /** Running, as opposed to gone or a zombie nobody reaps (PID 1 of some containers never does). */

@@ -3,7 +3,7 @@ import { getEventListeners } from 'node:events';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { commandLogDir, pruneLogs, runProcess, RunOptions, signalGroup, SpawnError } from '../../src/core/process';
+import { commandLogDir, pruneLogs, runProcess, RunOptions, signalGroup, SpawnError } from '../../src/core/commands/process';
 import { stopProcessesIn, withDeadline } from './helpers';
 
 /** The runner's bookkeeping: streams, logs, the abort signal, what it reports about what is left. */

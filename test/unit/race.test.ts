@@ -3,7 +3,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { resultText, ToolResult } from '../../src/core/result';
+import { resultText, ToolResult } from '../../src/core/results/result';
 import { Harness, makeHarness, makeTree, snapshotTree } from './helpers';
 
 const SWAPPER = path.join(__dirname, 'support', 'swapper.js');

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { LINE_COUNT_LIMIT } from '../../src/core/files';
+import { LINE_COUNT_LIMIT } from '../../src/core/files/files';
 import { makeHarness, makeTree } from './helpers';
 
 const lines = (n: number, prefix = 'line') => Array.from({ length: n }, (_, i) => `${prefix} ${i + 1}`).join('\n') + '\n';
@@ -152,7 +152,7 @@ describe('read_file', () => {
 		});
 
 		it('refuses an image over the cap', async () => {
-			const error = await makeHarness(tree.root, { settings: { limits: { ...(await import('../../src/core/settings')).DEFAULT_LIMITS, imageBytes: 10 } } })
+			const error = await makeHarness(tree.root, { settings: { limits: { ...(await import('../../src/core/policy/settings')).DEFAULT_LIMITS, imageBytes: 10 } } })
 				.error('read_file', { path: 'image.png' });
 			assert.equal(error.code, 'too_large');
 		});

@@ -2,8 +2,8 @@ import * as assert from 'node:assert/strict';
 import { Type } from '@sinclair/typebox';
 import type { ApprovalRequest, ToolEvent } from '../../src/core/context';
 import { createNodeEnvironment } from '../../src/core/nodeHost';
-import { resultText, textResult } from '../../src/core/result';
-import { stringEnum } from '../../src/core/stringEnum';
+import { resultText, textResult } from '../../src/core/results/result';
+import { stringEnum } from '../../src/core/schema/stringEnum';
 import { ToolRegistry } from '../../src/tools/registry';
 import { defineTool } from '../../src/tools/tool';
 import { makeHarness, makeTree } from './helpers';
@@ -261,7 +261,7 @@ describe('ToolRegistry', () => {
 });
 
 describe('mergeSettings', () => {
-	const { defaultSettings, mergeSettings } = require('../../src/core/settings') as typeof import('../../src/core/settings');
+	const { defaultSettings, mergeSettings } = require('../../src/core/policy/settings') as typeof import('../../src/core/policy/settings');
 
 	it('merges nested limits field by field and keeps valid values only', () => {
 		const { settings, ignored } = mergeSettings(defaultSettings(), {

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { grepMatcher, matchSpans } from '../../src/core/resultHighlight';
+import { grepMatcher, matchSpans } from '../../src/ui/resultHighlight';
 
 const root = path.join(__dirname, '../../..');
 const manifest = JSON.parse(fs.readFileSync(path.join(root, 'package.json'), 'utf8'));

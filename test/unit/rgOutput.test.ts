@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { CAPTURE_BYTES, rgJsonHandler, RgJsonLine } from '../../src/core/rgJson';
-import { LineHandler, LineSplitter, rgPath } from '../../src/core/ripgrep';
+import { CAPTURE_BYTES, rgJsonHandler, RgJsonLine } from '../../src/core/search/rgJson';
+import { LineHandler, LineSplitter, rgPath } from '../../src/core/search/ripgrep';
 import { windowPattern } from '../../src/tools/grepWindows';
 import { makeTree } from './helpers';
 

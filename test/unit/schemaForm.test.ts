@@ -1,8 +1,8 @@
 import * as assert from 'node:assert/strict';
 import { Type } from '@sinclair/typebox';
-import { checkJsonInput, editorSchema, initialJsonText } from '../../src/core/jsonInput';
-import { exampleValue, fieldPrompt, formFields, issueInWords, needsEditor, parseFieldInput, skeletonInput } from '../../src/core/schemaForm';
-import { stringEnum } from '../../src/core/stringEnum';
+import { checkJsonInput, editorSchema, initialJsonText } from '../../src/ui/jsonInput';
+import { exampleValue, fieldPrompt, formFields, issueInWords, needsEditor, parseFieldInput, skeletonInput } from '../../src/ui/schemaForm';
+import { stringEnum } from '../../src/core/schema/stringEnum';
 import { ALL_TOOLS } from '../../src/tools';
 
 const schema = Type.Object({

@@ -1,10 +1,10 @@
 import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import { cleanTerminalText, stripAnsi } from '../../src/core/ansi';
-import { groupAlive, procStat } from '../../src/core/process';
-import { Session, SessionManager } from '../../src/core/sessions';
-import { resultText, ToolResult } from '../../src/core/result';
+import { cleanTerminalText, stripAnsi } from '../../src/core/commands/ansi';
+import { groupAlive, procStat } from '../../src/core/commands/process';
+import { Session, SessionManager } from '../../src/core/commands/sessions';
+import { resultText, ToolResult } from '../../src/core/results/result';
 import { Harness, makeHarness, makeTree } from './helpers';
 
 const hasPython = (() => {

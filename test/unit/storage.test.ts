@@ -3,8 +3,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { main } from '../../src/cli/main';
 import { createNodeEnvironment } from '../../src/core/nodeHost';
-import { commandLogDir } from '../../src/core/process';
-import { cliStorageDir, ensurePrivateFolder, StorageError } from '../../src/core/storage';
+import { commandLogDir } from '../../src/core/commands/process';
+import { cliStorageDir, ensurePrivateFolder, StorageError } from '../../src/core/files/storage';
 import { ALL_TOOLS, ToolRegistry } from '../../src/tools';
 import { makeHarness, makeTree } from './helpers';
 

@@ -3,9 +3,9 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { groupAlive, livingMembers, procStat, runProcess, shellInvocation, signalGroup } from '../../src/core/process';
-import { resultText } from '../../src/core/result';
-import { SessionManager } from '../../src/core/sessions';
+import { groupAlive, livingMembers, procStat, runProcess, shellInvocation, signalGroup } from '../../src/core/commands/process';
+import { resultText } from '../../src/core/results/result';
+import { SessionManager } from '../../src/core/commands/sessions';
 import { makeHarness, makeTree, stopProcessesIn, withDeadline } from './helpers';
 
 /** Far more than SIGTERM, the grace period and SIGKILL take; reaching it means the group was never killed. */

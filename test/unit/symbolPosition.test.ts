@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
-import { ToolError } from '../../src/core/errors';
-import { locateSymbol, occurrencesOf } from '../../src/core/symbolPosition';
-import { applyTextEdits } from '../../src/core/workspaceEdit';
+import { ToolError } from '../../src/core/results/errors';
+import { locateSymbol, occurrencesOf } from '../../src/core/text/symbolPosition';
+import { applyTextEdits } from '../../src/core/changes/workspaceEdit';
 
 const lines = [
 	'import { greet } from "./greeting";',

@@ -12,7 +12,7 @@ import {
 	TruncationInfo,
 	utf8PrefixLength,
 	utf8SuffixStart,
-} from '../../src/core/truncate';
+} from '../../src/core/results/truncate';
 
 /** Characters of every UTF-8 width: 1 (a), 2 (é), 3 (€, 中), 4 (😀, 𝄞). */
 const WIDE = ['a', 'é', '€', '中', '😀', '𝄞', '\n'];

@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import type { SessionManager } from '../../src/core/sessions';
+import type { SessionManager } from '../../src/core/commands/sessions';
 import { ALL_TOOLS } from '../../src/tools';
 import { Harness, makeHarness, makeTree } from './helpers';
 

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import { Type } from '@sinclair/typebox';
-import { stringEnum } from '../../src/core/stringEnum';
-import { validateInput } from '../../src/core/validate';
+import { stringEnum } from '../../src/core/schema/stringEnum';
+import { validateInput } from '../../src/core/schema/validate';
 
 /** Every kind of mistake validateInput words differently, one field each. */
 const schema = Type.Object({

@@ -3,10 +3,10 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { applyChangesAtomically, writeFileAtomic } from '../../src/core/atomic';
-import { Boundary } from '../../src/core/boundary';
-import { BoundaryError, ToolError } from '../../src/core/errors';
-import { makeFolders, openForReading, PinnedFolder, useProcFd } from '../../src/core/verifiedOpen';
+import { applyChangesAtomically, writeFileAtomic } from '../../src/core/files/atomic';
+import { Boundary } from '../../src/core/policy/boundary';
+import { BoundaryError, ToolError } from '../../src/core/results/errors';
+import { makeFolders, openForReading, PinnedFolder, useProcFd } from '../../src/core/files/verifiedOpen';
 import { makeHarness, makeTree, snapshotTree } from './helpers';
 
 /** Fails a promise that has not settled within `ms`: a FIFO opened the blocking way would hang forever. */

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { isAtomicTemp } from '../../src/core/atomic';
+import { isAtomicTemp } from '../../src/core/files/atomic';
 import { makeHarness, makeTree } from './helpers';
 
 describe('write_file', () => {

@@ -1,10 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { ResolvedPath } from '../boundary';
+import type { ResolvedPath } from '../policy/boundary';
 import type { FileChange, ToolContext } from '../context';
-import { BoundaryError, throwIfAborted, ToolError } from '../errors';
-import { readCurrent } from '../mutation';
-import { formatBytes } from '../truncate';
+import { BoundaryError, throwIfAborted, ToolError } from '../results/errors';
+import { readCurrent } from '../changes/stale';
+import { formatBytes } from '../results/truncate';
 import { decodeFileLines, encodeFileLines, newFileLines } from './fileLines';
 import { applyHunks } from './hunks';
 import {

@@ -1,5 +1,5 @@
-import { looksBinary } from '../files';
-import { decodeText, encodeText, Eol } from '../text';
+import { looksBinary } from '../files/files';
+import { decodeText, encodeText, Eol } from '../text/text';
 import { PatchApplyError } from './model';
 
 /**

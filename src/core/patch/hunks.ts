@@ -1,4 +1,4 @@
-import { findLines, LEVEL_DESCRIPTIONS, MATCH_LEVELS, MatchLevel, nearestLines, normalizeUnicode } from '../match';
+import { findLines, LEVEL_DESCRIPTIONS, MATCH_LEVELS, MatchLevel, nearestLines, normalizeUnicode } from '../text/match';
 import { FileLines, hasFinalNewline } from './fileLines';
 import { Hunk, PatchApplyError, showLine } from './model';
 

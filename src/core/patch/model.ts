@@ -1,4 +1,4 @@
-import { ToolError } from '../errors';
+import { ToolError } from '../results/errors';
 
 /**
  * The one model both patch formats parse into: a list of file operations, each update holding

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { contains } from '../paths';
+import { contains } from '../files/paths';
 import { SANDBOX_TMP } from './bwrap';
 import type { Sandbox } from './runtime';
 

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import picomatch from 'picomatch';
-import { contains } from '../paths';
+import { contains } from '../files/paths';
 
 /**
  * What a sandboxed process may see and change, as plain data that bwrap.ts (Linux) and

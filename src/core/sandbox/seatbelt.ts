@@ -1,4 +1,4 @@
-import { contains } from '../paths';
+import { contains } from '../files/paths';
 import type { Program } from './bwrap';
 import type { Mount, SandboxPolicy } from './policy';
 

@@ -1,4 +1,4 @@
-import type { Boundary } from '../../core/boundary';
+import type { Boundary } from '../../core/policy/boundary';
 import { ALL_TOOLS } from '../index';
 import type { ToolDefinition } from '../tool';
 import { customTool } from './customTool';

@@ -1,9 +1,9 @@
 import type { PendingCall, ToolContext } from '../../core/context';
-import { CancelledError, ToolError } from '../../core/errors';
-import { commandLogDir, RunResult, runProcess, SpawnError } from '../../core/process';
-import { textResult, ToolResult } from '../../core/result';
+import { CancelledError, ToolError } from '../../core/results/errors';
+import { commandLogDir, RunResult, runProcess, SpawnError } from '../../core/commands/process';
+import { textResult, ToolResult } from '../../core/results/result';
 import type { SandboxDecision } from '../../core/sandbox/runtime';
-import { cleanTerminalText } from '../../core/ansi';
+import { cleanTerminalText } from '../../core/commands/ansi';
 import { CommandDir, decideCommandSandbox, formatDuration, openCommandSandbox, pendingCommand, sandboxMetadata, sandboxNotes } from '../commandSupport';
 import { section } from '../runCommand';
 import type { ToolDefinition } from '../tool';

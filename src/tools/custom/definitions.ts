@@ -1,10 +1,10 @@
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import type { TSchema } from '@sinclair/typebox';
-import type { Boundary, WorkspaceRoot } from '../../core/boundary';
-import { BoundaryError } from '../../core/errors';
-import { DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS } from '../../core/process';
-import { describeValue } from '../../core/validate';
+import type { Boundary, WorkspaceRoot } from '../../core/policy/boundary';
+import { BoundaryError } from '../../core/results/errors';
+import { DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS } from '../../core/commands/process';
+import { describeValue } from '../../core/schema/validate';
 import { isPlainObject, toValidatingSchema } from './jsonSchema';
 
 /**

@@ -1,6 +1,6 @@
 import { Kind, TSchema, TypeRegistry } from '@sinclair/typebox';
 import { isDeepStrictEqual } from 'node:util';
-import { describeValue } from '../../core/validate';
+import { describeValue } from '../../core/schema/validate';
 
 /**
  * A custom tool's `inputSchema` is plain JSON Schema, written by a person. TypeBox validates only

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { resultText } from '../../../src/core/result';
+import { resultText } from '../../../src/core/results/result';
 import { ALL_TOOLS, ToolRegistry } from '../../../src/tools';
 import { LANGUAGE_WAIT } from '../../../src/tools/codeSupport';
 import { createVscodeEnvironment } from '../../../src/vscode/environment';

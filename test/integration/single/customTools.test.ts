@@ -5,8 +5,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import * as vscode from 'vscode';
-import { Boundary } from '../../../src/core/boundary';
-import { defaultSettings } from '../../../src/core/settings';
+import { Boundary } from '../../../src/core/policy/boundary';
+import { defaultSettings } from '../../../src/core/policy/settings';
 import { createCustomToolsProvider, CustomToolsProvider } from '../../../src/vscode/customTools';
 import { workspace, writeFiles } from '../helpers';
 

@@ -1,6 +1,6 @@
 // Spawned by crash.test.ts: rewrites one file atomically, alternating two contents, until killed.
 // Prints "wrote <n>" after each completed write so the test knows the writer is busy.
-import { writeFileAtomic } from '../../../src/core/atomic';
+import { writeFileAtomic } from '../../../src/core/files/atomic';
 
 async function main(): Promise<void> {
 	const [target, sizeText] = process.argv.slice(2);

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import ignore, { Ignore } from 'ignore';
 import picomatch from 'picomatch';
-import { contains, relativeTo, toPosix } from './paths';
+import { contains, relativeTo, toPosix } from '../files/paths';
 import { ALWAYS_SKIPPED } from './ripgrep';
 
 /**

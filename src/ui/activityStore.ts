@@ -2,10 +2,10 @@ import * as fsSync from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import type { CommandExit, ToolEvent, ToolStatus } from './context';
-import { brokenCopyPath } from './plan';
-import { PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE } from './storage';
-import { truncateText } from './truncate';
+import type { CommandExit, ToolEvent, ToolStatus } from '../core/context';
+import { brokenCopyPath } from '../core/plan/planDocument';
+import { PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE } from '../core/files/storage';
+import { truncateText } from '../core/results/truncate';
 
 /**
  * The history behind the Activity view: one record per tool call, newest first, bounded, kept in

@@ -1,8 +1,8 @@
-import type { FileChange, ToolContext } from './context';
-import { ToolError } from './errors';
-import type { EditOperation, SourcePosition, TextEditData } from './languages';
-import { readCurrent } from './mutation';
-import { decodeChangeableText, encodeText, withEol } from './text';
+import type { FileChange, ToolContext } from '../context';
+import { ToolError } from '../results/errors';
+import type { EditOperation, SourcePosition, TextEditData } from '../languages';
+import { readCurrent } from './stale';
+import { decodeChangeableText, encodeText, withEol } from '../text/text';
 
 /**
  * A language server's WorkspaceEdit (a rename, a quick fix) as the change set every other change

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
-import { fromNodeError, throwIfAborted } from './errors';
-import { countNewlines } from './truncate';
+import { fromNodeError, throwIfAborted } from '../results/errors';
+import { countNewlines } from '../results/truncate';
 
 /** Files above this size are never scanned whole just to count their lines. */
 export const LINE_COUNT_LIMIT = 64 * 1024 * 1024;

@@ -1,8 +1,8 @@
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import picomatch from 'picomatch';
-import { BoundaryError, BoundaryRule, fromNodeError, ToolError } from './errors';
-import { contains, relativeTo, toPosix } from './paths';
+import { BoundaryError, BoundaryRule, fromNodeError, ToolError } from '../results/errors';
+import { contains, relativeTo, toPosix } from '../files/paths';
 
 /**
  * Every path a tool touches goes through here (TOOLS.md principle 1). Paths are checked twice:

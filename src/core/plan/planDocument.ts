@@ -1,11 +1,11 @@
 import { Static, Type } from '@sinclair/typebox';
-import type { Boundary, ResolvedPath } from './boundary';
-import type { FileChange, FileVersion } from './context';
-import { fieldName, fromNodeError, ToolError } from './errors';
-import { compactStamp, readWhole } from './files';
-import { stringEnum } from './stringEnum';
-import { validateInput } from './validate';
-import { OpenedFile, openVerified } from './verifiedOpen';
+import type { Boundary, ResolvedPath } from '../policy/boundary';
+import type { FileChange, FileVersion } from '../context';
+import { fieldName, fromNodeError, ToolError } from '../results/errors';
+import { compactStamp, readWhole } from '../files/files';
+import { stringEnum } from '../schema/stringEnum';
+import { validateInput } from '../schema/validate';
+import { OpenedFile, openVerified } from '../files/verifiedOpen';
 
 /**
  * The plan document (`toolbelt.planFile`, default `.toolbelt/plan.json`): an ordered list of tasks

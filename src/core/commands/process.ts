@@ -1,9 +1,9 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { compactStamp, looksBinary } from './files';
-import type { Sandbox } from './sandbox/runtime';
-import { HeadTailBuffer } from './truncate';
+import { compactStamp, looksBinary } from '../files/files';
+import type { Sandbox } from '../sandbox/runtime';
+import { HeadTailBuffer } from '../results/truncate';
 
 /**
  * The command runner behind run_command. What it guarantees, because agents in editors are known

@@ -3,8 +3,8 @@ import * as os from 'node:os';
 import type { IPty } from '@lydell/node-pty';
 import { cleanTerminalText } from './ansi';
 import { commandLaunch, DRAIN_MS, groupAlive, signalGroup, terminateGroup } from './process';
-import type { Sandbox } from './sandbox/runtime';
-import { HeadTailBuffer, TruncationInfo } from './truncate';
+import type { Sandbox } from '../sandbox/runtime';
+import { HeadTailBuffer, TruncationInfo } from '../results/truncate';
 
 /**
  * Interactive sessions (exec_command / write_stdin): a program on a real pseudo-terminal (programs

@@ -1,6 +1,6 @@
-import { ToolError } from './errors';
-import type { SourcePosition, SourceRange } from './languages';
-import { cutLine, formatCount } from './truncate';
+import { ToolError } from '../results/errors';
+import type { SourcePosition, SourceRange } from '../languages';
+import { cutLine, formatCount } from '../results/truncate';
 
 /**
  * Positions the way a model gives them: a line (1-based) and the symbol's text on it, with an

@@ -1,11 +1,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import type { FileChange } from './context';
-import { ToolError } from './errors';
-import { compactStamp } from './files';
-import { PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE } from './storage';
-import { OpenedFile, openForReading, pathOfOpened, Reach } from './verifiedOpen';
+import type { FileChange } from '../context';
+import { ToolError } from '../results/errors';
+import { compactStamp } from '../files/files';
+import { PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE } from '../files/storage';
+import { OpenedFile, openForReading, pathOfOpened, Reach } from '../files/verifiedOpen';
 
 /**
  * Before every mutation the files it touches are copied to `<storageDir>/backups/<set>/`, with a

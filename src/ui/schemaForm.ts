@@ -1,6 +1,6 @@
 import { Type, type TSchema } from '@sinclair/typebox';
-import type { FieldIssue } from './errors';
-import { validateInput } from './validate';
+import type { FieldIssue } from '../core/results/errors';
+import { validateInput } from '../core/schema/validate';
 
 /**
  * A tool's input schema as a sequence of prompts (the command palette's Run Tool…): one field

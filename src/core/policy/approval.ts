@@ -1,7 +1,7 @@
-import { ApprovalRequest } from './context';
-import { unifiedDiffs } from './diff';
+import { ApprovalRequest } from '../context';
+import { unifiedDiffs } from '../changes/diff';
 import { Settings } from './settings';
-import { truncateText } from './truncate';
+import { truncateText } from '../results/truncate';
 
 /**
  * Whether a request must be put to the person. Protected paths always ask, whatever the

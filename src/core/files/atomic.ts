@@ -1,9 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { type Boundary, realPathOf } from './boundary';
-import type { FileChange } from './context';
-import { BoundaryError, CancelledError, fromNodeError, ToolError } from './errors';
+import { type Boundary, realPathOf } from '../policy/boundary';
+import type { FileChange } from '../context';
+import { BoundaryError, CancelledError, fromNodeError, ToolError } from '../results/errors';
 import { readWhole } from './files';
 import { CREATE_FLAGS, inPinnedFolder, makeFolders, PinnedFolder, realPathOfHandle, removeEmptyFolders, withFileForReading } from './verifiedOpen';
 

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Access } from './boundary';
-import { fromNodeError, ToolError } from './errors';
+import type { Access } from '../policy/boundary';
+import { fromNodeError, ToolError } from '../results/errors';
 
 /**
  * Race-free file access. The boundary checks a path before a call uses it, but a folder on that

@@ -1,7 +1,7 @@
 import { isUtf8 } from 'node:buffer';
-import { ToolError } from './errors';
-import { looksBinary } from './files';
-import { formatBytes } from './truncate';
+import { ToolError } from '../results/errors';
+import { looksBinary } from '../files/files';
+import { formatBytes } from '../results/truncate';
 
 /**
  * The shape of a text file that a change must keep: BOM, line endings and whether the last line

@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
-import { CancelledError, ToolError } from './errors';
-import { readOnlySearch, SandboxHostOptions } from './sandbox/runtime';
+import { CancelledError, ToolError } from '../results/errors';
+import { readOnlySearch, SandboxHostOptions } from '../sandbox/runtime';
 
 /**
  * ripgrep for find_files and grep: the binary that ships inside `@vscode/ripgrep` (no download),

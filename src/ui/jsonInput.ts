@@ -1,7 +1,7 @@
 import type { TSchema } from '@sinclair/typebox';
 import { findNodeAtLocation, Node, ParseError, parseTree, printParseErrorCode } from 'jsonc-parser';
 import { issueInWords } from './schemaForm';
-import { validateInput } from './validate';
+import { validateInput } from '../core/schema/validate';
 
 /**
  * Tool input typed as JSON in an editor (Run Tool… → Edit as JSON): parsed and checked against

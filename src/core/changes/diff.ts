@@ -1,5 +1,5 @@
-import { createTwoFilesPatch } from 'diff';
-import type { FileChange } from './context';
+import { formatPatch, structuredPatch } from 'diff';
+import type { FileChange } from '../context';
 
 /** Lines kept beyond the context around a change when the shared ends are dropped. */
 const TRIM_MARGIN_LINES = 16;
@@ -68,37 +68,38 @@ function trimCommonLines(before: Uint8Array | null, after: Uint8Array | null, co
 	return { a: asText(a.subarray(start, endA)), b: asText(b.subarray(start, endB)), skipped };
 }
 
-/** Shifts hunk headers of a diff of trimmed texts back to the lines of the whole files. */
-function shiftHunks(patch: string, skipped: number): string {
-	if (skipped === 0) return patch;
-	return patch.replace(/^@@ -(\d+)(,\d+)? \+(\d+)(,\d+)? @@/gm, (_, a: string, ac = '', b: string, bc = '') =>
-		`@@ -${Number(a) + skipped}${ac} +${Number(b) + skipped}${bc} @@`);
+/** One file's unified diff, and the lines it adds and removes (counted on the hunks, not re-parsed). */
+export interface FileDiff {
+	readonly text: string;
+	readonly added: number;
+	readonly removed: number;
 }
 
 /** A unified diff of one change, with a/ and b/ paths as git prints them. */
-export function unifiedDiff(change: FileChange, context = 3): string {
+export function fileDiff(change: FileChange, context = 3): FileDiff {
 	const from = change.before ? `a/${change.displayPath}` : '/dev/null';
 	const to = change.after ? `b/${change.movedTo?.displayPath ?? change.displayPath}` : '/dev/null';
 	const trimmed = trimCommonLines(change.before, change.after, context);
-	const patch = createTwoFilesPatch(from, to, trimmed.a, trimmed.b, undefined, undefined, { context });
+	const patch = structuredPatch(from, to, trimmed.a, trimmed.b, undefined, undefined, { context });
+	let added = 0;
+	let removed = 0;
+	for (const hunk of patch.hunks) {
+		// The hunks are of the trimmed texts: shift them back to the lines of the whole files.
+		hunk.oldStart += trimmed.skipped;
+		hunk.newStart += trimmed.skipped;
+		for (const line of hunk.lines) {
+			if (line.startsWith('+')) added++;
+			else if (line.startsWith('-')) removed++;
+		}
+	}
 	// The library starts with a line of '=' under an Index header; git's shape is easier to read.
-	return shiftHunks(patch.replace(/^=+\n/m, ''), trimmed.skipped);
+	return { text: formatPatch(patch).replace(/^=+\n/m, ''), added, removed };
+}
+
+export function unifiedDiff(change: FileChange, context = 3): string {
+	return fileDiff(change, context).text;
 }
 
 export function unifiedDiffs(changes: readonly FileChange[], context = 3): string {
 	return changes.map(change => unifiedDiff(change, context)).join('\n');
-}
-
-/** Lines added and removed according to a unified diff of one file (its `---`/`+++` header skipped). */
-export function statOfDiff(diff: string): { added: number; removed: number } {
-	let added = 0;
-	let removed = 0;
-	let inHunks = false;
-	for (const line of diff.split('\n')) {
-		if (line.startsWith('@@')) inHunks = true;
-		else if (!inHunks) continue;
-		else if (line.startsWith('+')) added++;
-		else if (line.startsWith('-')) removed++;
-	}
-	return { added, removed };
 }

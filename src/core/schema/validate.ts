@@ -1,6 +1,6 @@
 import { Kind, TSchema } from '@sinclair/typebox';
 import { Value, ValueError, ValueErrorType } from '@sinclair/typebox/value';
-import { FieldIssue } from './errors';
+import { FieldIssue } from '../results/errors';
 
 /**
  * Checks input against a tool's schema and words every problem for a model: which field, what

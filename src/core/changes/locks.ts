@@ -1,0 +1,84 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import * as path from 'node:path';
+import { isPending } from '../context';
+import type { PendingCall, SharedState } from '../context';
+import type { ToolResult } from '../results/result';
+
+/**
+ * Serializes work on files through one tool host: each call waits for the calls before it on any
+ * of the same paths, then holds them until `work` settles. Locks are taken for all paths at once
+ * (never one after another), so two calls on overlapping sets cannot deadlock.
+ */
+export async function withFileLocks<T>(state: SharedState, paths: readonly string[], work: () => Promise<T>): Promise<T> {
+	const lock = await lockFiles(state, paths);
+	try {
+		return await work();
+	} finally {
+		lock.unlock();
+	}
+}
+
+/**
+ * withFileLocks for a tool's planning. When the plan is a pending call, the locks stay held until
+ * it is committed or released: a call no one is asked about reads, computes and writes as one
+ * step (twenty edits at once all land), while the registry releases them before a person is asked
+ * (the commit then takes them again and checks the bytes).
+ */
+export async function planWithFileLocks(state: SharedState, paths: readonly string[], work: () => Promise<ToolResult | PendingCall>): Promise<ToolResult | PendingCall> {
+	const lock = await lockFiles(state, paths);
+	let outcome: ToolResult | PendingCall;
+	try {
+		outcome = await work();
+	} catch (error) {
+		lock.unlock();
+		throw error;
+	}
+	if (!isPending(outcome)) {
+		lock.unlock();
+		return outcome;
+	}
+	const planned = outcome;
+	let held = true;
+	const release = () => {
+		held = false;
+		lock.unlock();
+		planned.release?.();
+	};
+	return {
+		pending: true,
+		request: planned.request,
+		release,
+		commit: (ctx, confirmed) => {
+			if (!held) return planned.commit(ctx, confirmed);
+			// The commit's own locks on these paths are the ones this call already holds.
+			const inherited = new Set([...(heldLocks.getStore() ?? []), ...lock.keys]);
+			return heldLocks.run(inherited, () => planned.commit(ctx, confirmed)).finally(release);
+		},
+	};
+}
+
+/** Lock keys the current async flow holds through planWithFileLocks: taking them again would wait on itself. */
+const heldLocks = new AsyncLocalStorage<ReadonlySet<string>>();
+
+async function lockFiles(state: SharedState, paths: readonly string[]): Promise<{ keys: string[]; unlock: () => void }> {
+	const held = heldLocks.getStore();
+	const keys = [...new Set(paths.map(lockKey))].filter(key => !held?.has(key));
+	const previous = keys.map(key => state.fileLocks.get(key));
+	let release!: () => void;
+	const mine = new Promise<void>(resolve => { release = resolve; });
+	for (const key of keys) state.fileLocks.set(key, mine);
+	let unlocked = false;
+	const unlock = () => {
+		if (unlocked) return;
+		unlocked = true;
+		release();
+		for (const key of keys) if (state.fileLocks.get(key) === mine) state.fileLocks.delete(key);
+	};
+	await Promise.all(previous);
+	return { keys, unlock };
+}
+
+function lockKey(absolute: string): string {
+	const resolved = path.resolve(absolute);
+	return process.platform === 'win32' || process.platform === 'darwin' ? resolved.toLowerCase() : resolved;
+}

@@ -1,0 +1,136 @@
+import { backupOriginals } from './backups';
+import type { ApprovalRequest, FileChange, FileVersion, PendingCall, ToolContext } from '../context';
+import { newDiagnostics, snapshotDiagnostics } from './diagnostics';
+import { fileDiff } from './diff';
+import { withFileLocks } from './locks';
+import { checkNotStale, checkStillAsShown, recordVersions } from './stale';
+import { BoundaryError, throwIfAborted, ToolError } from '../results/errors';
+import type { ToolResult } from '../results/result';
+
+/**
+ * The one way files change (write_file, edit_file, write_output, apply_patch, the plan tools, the
+ * code tools, restoring a backup). A change is planned, then committed:
+ *
+ *   plan:   (under the files' locks, see planWithFileLocks) stale-write check → protected paths →
+ *           the approval request, each file's `before` bytes kept with it
+ *   commit: locks taken (again, when a person was asked) → every file still byte for byte its
+ *           `before` → backup → host.applyChanges (all or nothing) → new versions recorded →
+ *           diff shown (per toolbelt.showDiffs) → new diagnostics collected
+ *
+ * Nothing is written when a plan is made, and no lock is held while the person decides; what is
+ * committed is the plan the person was shown, or nothing.
+ */
+
+export interface CommitResult {
+	readonly changes: readonly FileChange[];
+	/** Unified diff of every change (git-style a/ b/ headers). */
+	readonly diff: string;
+	readonly stats: { path: string; added: number; removed: number }[];
+	/** Paths of the backup copies of the originals (files that existed). */
+	readonly backups: string[];
+	/** New errors and warnings VS Code reported for the changed files after a short wait. */
+	readonly diagnostics?: string;
+}
+
+/** A change set ready to commit: what the person is asked about, and what the files must still hold. */
+export interface ChangePlan {
+	readonly title: string;
+	readonly changes: readonly FileChange[];
+	readonly request: Extract<ApprovalRequest, { kind: 'files' }>;
+	/** Each file's version on disk when the change was planned (null: it did not exist). */
+	readonly disk: ReadonlyMap<string, FileVersion | null>;
+}
+
+/** Checks a computed change set and builds its approval request; writes nothing. */
+export async function planChange(ctx: ToolContext, title: string, changes: readonly FileChange[]): Promise<ChangePlan> {
+	throwIfAborted(ctx.signal, 'The change');
+	const disk = await checkNotStale(ctx, changes);
+	return { title, changes, disk, request: { kind: 'files', title, changes, protectedPaths: await protectedPathsOf(ctx, changes) } };
+}
+
+/**
+ * A tool's change as a pending call: the registry asks about it, then commits it and `finish`
+ * turns what was committed into the tool's result.
+ */
+export async function pendingChange(
+	ctx: ToolContext,
+	title: string,
+	changes: readonly FileChange[],
+	finish: (commit: CommitResult) => ToolResult,
+): Promise<PendingCall> {
+	const plan = await planChange(ctx, title, changes);
+	return { pending: true, request: plan.request, commit: async (commitCtx, confirmed) => finish(await commitPlan(commitCtx, plan, confirmed)) };
+}
+
+/**
+ * Commits a plan: its files are locked again and must still be byte for byte what the change was
+ * made from (the person may have taken a while, and the model or someone else may have written
+ * meanwhile), and their paths must still lead where they did.
+ */
+export async function commitPlan(ctx: ToolContext, plan: ChangePlan, confirmed: boolean): Promise<CommitResult> {
+	const { changes, title } = plan;
+	return withFileLocks(ctx.state, changes.flatMap(change => (change.movedTo ? [change.path, change.movedTo.path] : [change.path])), async () => {
+		throwIfAborted(ctx.signal, 'The change');
+		await checkStillAsShown(ctx, changes, plan.disk);
+		await checkStillApproved(ctx, changes, plan.request.protectedPaths);
+
+		const diagnosticsBefore = await snapshotDiagnostics(ctx, changes);
+		const { copies } = await backupOriginals(ctx.host.storageDir, title, changes, ctx.tool, ctx.boundary).catch(error => {
+			if (error instanceof BoundaryError) throw error;
+			throw new ToolError('io', `Could not back up the original files before changing them (${(error as Error).message}). Nothing was changed.`);
+		});
+		try {
+			await ctx.host.applyChanges(changes, ctx.signal, ctx.boundary);
+		} catch (error) {
+			if (error instanceof ToolError) throw error;
+			// Hosts report what they know as ToolErrors; for anything else, claim no revert that may not have happened.
+			throw new ToolError('io', `The change could not be applied: ${(error as Error)?.message ?? String(error)}. Some files may have changed: read them again before retrying, and tell the user if they differ from what you expect.`);
+		}
+		await recordVersions(ctx.state, changes);
+		ctx.note({ filesTouched: changes.map(change => change.movedTo?.displayPath ?? change.displayPath) });
+
+		if (ctx.host.showDiffs && (ctx.settings.showDiffs === 'always' || (ctx.settings.showDiffs === 'onConfirm' && confirmed))) {
+			await ctx.host.showDiffs(changes).catch(() => undefined);
+		}
+		const diagnostics = diagnosticsBefore ? await newDiagnostics(ctx, changes, diagnosticsBefore) : undefined;
+		const diffs = changes.map(change => fileDiff(change));
+		return {
+			changes,
+			diff: diffs.map(diff => diff.text).join('\n'),
+			stats: changes.map((change, index) => ({ path: change.movedTo?.displayPath ?? change.displayPath, added: diffs[index].added, removed: diffs[index].removed })),
+			backups: copies,
+			...(diagnostics ? { diagnostics } : {}),
+		};
+	});
+}
+
+/**
+ * Display paths among the changes (sources and destinations) that match `protectedPaths`. The
+ * boundary decides, real paths included: a symlink (or a symlinked folder, for a new file) onto
+ * `.git/` is `.git/`.
+ */
+async function protectedPathsOf(ctx: ToolContext, changes: readonly FileChange[]): Promise<string[]> {
+	const found = new Set<string>();
+	const check = async (absolute: string, display: string) => {
+		if ((await ctx.boundary.resolve(absolute, 'write')).isProtected) found.add(display);
+	};
+	for (const change of changes) {
+		await check(change.path, change.displayPath);
+		if (change.movedTo) await check(change.movedTo.path, change.movedTo.displayPath);
+	}
+	return [...found];
+}
+
+/**
+ * Resolves every path again after approval: one that now leads outside is refused by the boundary,
+ * and one that became protected meanwhile (a folder swapped for a link into `.git`) was not what the
+ * person approved. The host's writes check again at the moment they happen (see atomic.ts).
+ */
+async function checkStillApproved(ctx: ToolContext, changes: readonly FileChange[], approvedProtected: readonly string[]): Promise<void> {
+	const now = await protectedPathsOf(ctx, changes);
+	const added = now.filter(display => !approvedProtected.includes(display));
+	if (added.length) {
+		throw new ToolError('stale_write', `${added.join(', ')} became a protected path while waiting for confirmation (a folder or symlink on the way changed). Nothing was written. Check the path with list_dir, then make the change again.`);
+	}
+}
+

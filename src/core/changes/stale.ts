@@ -1,0 +1,217 @@
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { FileChange, FileVersion, SharedState, ToolContext } from '../context';
+import { fromNodeError, ToolError } from '../results/errors';
+import { readHead, readWhole } from '../files/files';
+import { encodeText, hasBom } from '../text/text';
+import { formatCount } from '../results/truncate';
+import { OpenedFile, openForReading } from '../files/verifiedOpen';
+
+/**
+ * The stale-write rules: a change is made on what the model last saw and committed only onto the
+ * bytes it was computed from. Versions (stat, and a digest for small files) are recorded per tool
+ * host when a file is read or written; anything else that changed a file in between is refused.
+ */
+
+/**
+ * Each file must hold exactly the bytes its change was computed from (the editor's unsaved text
+ * when there is some, as when it was planned): compared in full, so a same-size edit in the same
+ * second is caught too.
+ */
+export async function checkStillAsShown(ctx: ToolContext, changes: readonly FileChange[], disk: ReadonlyMap<string, FileVersion | null>): Promise<void> {
+	for (const change of changes) {
+		const now = await readFileAsChanged(ctx, change.path, change.displayPath);
+		// The editor's unsaved text may be unchanged while the file under it was rewritten: saving
+		// the change would overwrite that.
+		const planned = disk.get(change.path);
+		const onDisk = await statOrNull(change.path);
+		if (now.fromEditor && planned && (onDisk === null || !sameVersion(onDisk, planned))) {
+			throw staleError(change.displayPath, planned, onDisk, 'while waiting for confirmation');
+		}
+		if (change.before === null) {
+			if (now.exists) throw new ToolError('already_exists', `${change.displayPath} was created by someone else since you were shown the change. Nothing was written. Read it, then decide whether to overwrite it.`);
+			continue;
+		}
+		if (!now.exists || !sameBytes(now.bytes!, change.before)) {
+			const what = now.exists ? 'changed' : 'was deleted or moved';
+			throw new ToolError(
+				'stale_write',
+				`${change.displayPath} ${what} since you were shown the change, so the change shown no longer fits it. Nothing was written. Read it again with read_file, then redo your change on its current content.`,
+				{ path: change.displayPath },
+			);
+		}
+	}
+}
+
+function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
+	return a.byteLength === b.byteLength && Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+}
+
+/**
+ * Refuses a change to a file that changed on disk since this tool host last read or wrote it
+ * (the model's picture of it is out of date), or that no longer matches what the change was
+ * computed from.
+ */
+export async function checkNotStale(ctx: ToolContext, changes: readonly FileChange[]): Promise<Map<string, FileVersion | null>> {
+	const disk = new Map<string, FileVersion | null>();
+	for (const change of changes) {
+		const stat = await statOrNull(change.path);
+		disk.set(change.path, stat);
+		if (change.before === null) {
+			if (stat) throw new ToolError('already_exists', `${change.displayPath} was created by someone else while this change was prepared. Nothing was written. Read it, then decide whether to overwrite it.`);
+			await assertWritable(await nearestExisting(path.dirname(change.path)), `the folder for ${change.displayPath}`);
+			continue;
+		}
+		if (!stat) throw new ToolError('stale_write', `${change.displayPath} was deleted or moved on disk since it was read. Nothing was written. Check with list_dir or find_files, then read it again.`);
+		assertNotStale(ctx, change.path, change.displayPath, stat);
+		const fromEditor = ctx.host.dirtyText(change.path) !== undefined;
+		if (!fromEditor && stat.size !== change.before.byteLength) {
+			throw staleError(change.displayPath, { mtimeMs: stat.mtimeMs, size: change.before.byteLength }, stat, 'while the change was being prepared');
+		}
+		await assertWritable(change.path, change.displayPath);
+		if (change.movedTo && await statOrNull(change.movedTo.path)) {
+			throw new ToolError('already_exists', `${change.movedTo.displayPath} already exists, so ${change.displayPath} cannot be moved there. Nothing was written.`);
+		}
+	}
+	return disk;
+}
+
+/** Refused before anyone is asked to approve: a read-only file (or folder) would fail the write anyway. */
+async function assertWritable(absolute: string, what: string): Promise<void> {
+	try {
+		await fs.promises.access(absolute, fs.constants.W_OK);
+	} catch (error) {
+		const code = (error as NodeJS.ErrnoException).code;
+		if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') return;
+		throw new ToolError('io', `Permission denied: ${what} is read-only for this user${code === 'EROFS' ? ' (read-only file system)' : ''}. Nothing was written. Ask the user to make it writable.`);
+	}
+}
+
+async function nearestExisting(folder: string): Promise<string> {
+	for (let current = folder; ; current = path.dirname(current)) {
+		if (await statOrNull(current) || path.dirname(current) === current) return current;
+	}
+}
+
+function staleError(displayPath: string, known: FileVersion, now: FileVersion | null, when: string): ToolError {
+	const what = now === null
+		? 'it was deleted'
+		: known.size === now.size && known.mtimeMs === now.mtimeMs
+			? 'same size and time stamp, other content'
+			: [
+			known.size !== now.size ? `size ${formatCount(known.size)} → ${formatCount(now.size)} bytes` : 'same size',
+			known.mtimeMs !== now.mtimeMs ? `modified ${new Date(now.mtimeMs).toISOString()}` : undefined,
+		].filter(Boolean).join(', ');
+	return new ToolError(
+		'stale_write',
+		`${displayPath} changed on disk ${when} (${what}). Nothing was written, so the other change is not lost. Read the file again with read_file, then redo your change on its current content.`,
+		{ path: displayPath, known, now },
+	);
+}
+
+async function statOrNull(absolute: string): Promise<FileVersion | null> {
+	try {
+		const stat = await fs.promises.stat(absolute);
+		return { mtimeMs: stat.mtimeMs, size: stat.size };
+	} catch {
+		return null;
+	}
+}
+
+/** What this tool host wrote is what it knows: the next change to these files is not stale. */
+export async function recordVersions(state: SharedState, changes: readonly FileChange[]): Promise<void> {
+	for (const change of changes) {
+		const target = change.movedTo?.path ?? change.path;
+		if (change.movedTo) state.fileVersions.delete(change.path);
+		if (change.after === null) {
+			state.fileVersions.delete(target);
+			continue;
+		}
+		const version = await statOrNull(target);
+		if (version) state.fileVersions.set(target, withDigest(version, change.after));
+		else state.fileVersions.delete(target);
+	}
+}
+
+/** A file as a change starts from: the open editor's unsaved text when there is one, else the disk. */
+export interface CurrentFile {
+	readonly exists: boolean;
+	/** Null when the file does not exist. */
+	readonly bytes: Uint8Array | null;
+	/** The bytes are an editor's unsaved text (re-encoded with the file's BOM). */
+	readonly fromEditor: boolean;
+}
+
+/**
+ * Reads what a change is made on. Refuses folders and special files, and a file that changed on
+ * disk since this tool host last read it (so an edit is never computed from text the model has
+ * not seen).
+ */
+export async function readCurrent(ctx: ToolContext, absolute: string, displayPath: string): Promise<CurrentFile> {
+	const current = await readFileAsChanged(ctx, absolute, displayPath, stat => assertNotStale(ctx, absolute, displayPath, stat));
+	// Same size and time stamp is not the same file: a rewrite within one tick of a coarse clock keeps both.
+	const known = ctx.state.fileVersions.get(absolute);
+	if (current.bytes && !current.fromEditor && known?.sha256 !== undefined && known.sha256 !== digest(current.bytes)) {
+		throw staleError(displayPath, known, { mtimeMs: known.mtimeMs, size: current.bytes.byteLength }, 'since you last read it');
+	}
+	return current;
+}
+
+/** Files up to this size get a digest in their recorded version (reading them whole is cheap). */
+export const DIGEST_MAX_BYTES = 1024 * 1024;
+
+/** The version of an open file as it is now: its stat, and a digest of its content when it is small. */
+export async function currentVersion(handle: fs.promises.FileHandle): Promise<FileVersion> {
+	const stat = await handle.stat();
+	const version = { mtimeMs: stat.mtimeMs, size: stat.size };
+	if (stat.size > DIGEST_MAX_BYTES) return version;
+	const bytes = await readWhole(handle, stat.size).catch(() => null);
+	return withDigest(version, bytes);
+}
+
+function withDigest(version: FileVersion, bytes: Uint8Array | null): FileVersion {
+	return bytes !== null && bytes.byteLength === version.size && bytes.byteLength <= DIGEST_MAX_BYTES ? { ...version, sha256: digest(bytes) } : version;
+}
+
+function digest(bytes: Uint8Array): string {
+	return createHash('sha256').update(bytes).digest('hex');
+}
+
+/** A file as a change sees it (the editor's unsaved text first), after `check` has seen its version. */
+async function readFileAsChanged(ctx: ToolContext, absolute: string, displayPath: string, check?: (version: FileVersion) => void): Promise<CurrentFile> {
+	let file: OpenedFile;
+	try {
+		// What a change is made on must be inside the workspace when it is read, not only when it was resolved.
+		file = await openForReading(absolute, displayPath, ctx.boundary, 'write');
+	} catch (error) {
+		// not_directory: a part of the path is a file; the tool says which when it checks the folders.
+		if (error instanceof ToolError && (error.code === 'not_found' || error.code === 'not_directory')) return { exists: false, bytes: null, fromEditor: false };
+		throw error;
+	}
+	const { handle, stat } = file;
+	try {
+		check?.({ mtimeMs: stat.mtimeMs, size: stat.size });
+		const dirty = ctx.host.dirtyText(absolute);
+		if (dirty !== undefined) {
+			const bom = hasBom(await readHead(handle, 3));
+			return { exists: true, bytes: encodeText(dirty.startsWith('\ufeff') ? dirty.slice(1) : dirty, { bom }), fromEditor: true };
+		}
+		const bytes = await readWhole(handle, stat.size);
+		return { exists: true, bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), fromEditor: false };
+	} catch (error) {
+		throw fromNodeError(error, displayPath);
+	} finally {
+		await handle.close().catch(() => undefined);
+	}
+}
+
+/** The stale-write rule on its own, for tools that want to fail before computing anything. */
+export function assertNotStale(ctx: ToolContext, absolute: string, displayPath: string, now: FileVersion): void {
+	const known = ctx.state.fileVersions.get(absolute);
+	if (known && !sameVersion(known, now)) throw staleError(displayPath, known, now, 'since you last read it');
+}
+
+function sameVersion(a: FileVersion, b: FileVersion): boolean {
+	return a.mtimeMs === b.mtimeMs && a.size === b.size;
+}

@@ -10,6 +10,8 @@ import type { SettingsOverrides } from '../../src/core/policy/settings';
 import { ALL_TOOLS, ToolRegistry } from '../../src/tools';
 import { CustomToolCatalog } from '../../src/tools/custom/catalog';
 import { formatProblem } from '../../src/tools/custom/definitions';
+import { toValidatingSchema } from '../../src/tools/custom/jsonSchema';
+import { validateInput } from '../../src/core/schema/validate';
 import { makeTree, withDeadline } from './helpers';
 
 const ECHO = '#!/bin/sh\ncat\n';
@@ -276,5 +278,44 @@ describe('custom tools: running', function () {
 				outside.cleanup();
 			}
 		});
+	});
+});
+
+describe('custom tools: JSON Schema input', () => {
+	const check = (schema: object, input: unknown) => {
+		const converted = toValidatingSchema(schema);
+		if ('problems' in converted) throw new Error(converted.problems.map(p => `${p.field}: ${p.message}`).join('\n'));
+		return validateInput(converted.schema, input).map(issue => `${issue.path}: ${issue.message}`);
+	};
+	const schema = {
+		type: 'object',
+		properties: {
+			mode: { enum: ['fast', 'slow'] },
+			level: { type: 'integer', minimum: 1, maximum: 3 },
+			tags: { type: 'array', items: { type: 'string', pattern: '^[a-z]+$' }, maxItems: 2 },
+			note: { type: ['string', 'null'] },
+			url: { type: 'string', format: 'uri' },
+			point: { type: 'object', properties: { x: { type: 'number' } }, required: ['x'], additionalProperties: false },
+			kind: { const: 'v1' },
+		},
+		required: ['mode'],
+	};
+
+	it('accepts what the schema allows, extra fields included unless additionalProperties is false', () => {
+		assert.deepEqual(check(schema, { mode: 'fast', level: 2, tags: ['a'], note: null, url: 'not checked', point: { x: 1.5 }, kind: 'v1', other: true }), []);
+	});
+
+	it('names each wrong field the way built-in tools do', () => {
+		assert.deepEqual(check(schema, { mode: 'quick', level: 1.5, tags: ['A', 'b', 'c'], note: 3, point: { y: 1 }, kind: 'v2' }), [
+			'/mode: expected one of "fast", "slow", got the string "quick"',
+			'/level: expected an integer, got number 1.5',
+			'/tags: must hold at most 2 items',
+			'/tags/0: expected text matching /^[a-z]+$/, got the string "A"',
+			'/note: expected a string or null, got number 3',
+			'/point/x: is required (a number)',
+			'/point/y: is not a known field; remove it (check the spelling against the schema)',
+			'/kind: expected "v1", got the string "v2"',
+		]);
+		assert.deepEqual(check(schema, {}), ['/mode: is required (one of "fast", "slow")']);
 	});
 });

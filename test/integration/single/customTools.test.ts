@@ -8,7 +8,7 @@ import * as vscode from 'vscode';
 import { Boundary } from '../../../src/core/policy/boundary';
 import { defaultSettings } from '../../../src/core/policy/settings';
 import { createCustomToolsProvider, CustomToolsProvider } from '../../../src/vscode/customTools';
-import { workspace, writeFiles } from '../helpers';
+import { waitFor, workspace, writeFiles } from '../helpers';
 
 /** What VS Code receives from the provider (McpStdioServerDefinition, 1.101+). */
 interface StdioDefinition {
@@ -37,7 +37,7 @@ describe('custom tools: the MCP server definition provider', function () {
 	after(async () => {
 		await client?.close();
 		provider?.dispose();
-		fs.rmSync(path.join(workspace(), '.toolbelt'), { recursive: true, force: true });
+		fs.rmSync(folder(), { recursive: true, force: true });
 	});
 
 	it('offers nothing without custom tools, then the shipped server once a definition appears, and that server runs the tool', async () => {
@@ -86,5 +86,24 @@ describe('custom tools: the MCP server definition provider', function () {
 		await provider.reload();
 		const [again] = await provider.provideMcpServerDefinitions() as StdioDefinition[];
 		assert.notStrictEqual(again.version, before);
+	});
+
+	it('the extension\'s own provider: VS Code starts the server and the custom tool is a language model tool', async () => {
+		writeFiles(folder(), { 'echo.json': DEFINITION, 'echo.sh': '#!/bin/sh\ncat\n' });
+		fs.chmodSync(path.join(folder(), 'echo.sh'), 0o755);
+		// VS Code starts MCP servers on its own when chat needs their tools; a test starts it by its
+		// id (extension id / label) once the provider's change has reached VS Code.
+		const tool = await waitFor('the custom tool is in vscode.lm.tools', async () => {
+			await Promise.race([
+				vscode.commands.executeCommand('workbench.mcp.startServer', 'toolbelt-dev.toolbelt/Toolbelt custom tools', { waitForLiveTools: true }),
+				new Promise(resolve => setTimeout(resolve, 3000)),
+			]);
+			return vscode.lm.tools.find(candidate => candidate.name.endsWith('echo_input'));
+		}, 20_000);
+		assert.strictEqual(tool.name, 'mcp_toolbelt_echo_input');
+		assert.deepStrictEqual(tool.inputSchema, JSON.parse(DEFINITION).inputSchema);
+		const result = await vscode.lm.invokeTool(tool.name, { input: { text: 'through chat' }, toolInvocationToken: undefined });
+		const text = result.content.map(part => (part instanceof vscode.LanguageModelTextPart ? part.value : '')).join('');
+		assert.strictEqual(text, '{"text":"through chat"}');
 	});
 });

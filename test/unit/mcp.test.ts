@@ -197,6 +197,19 @@ describe('MCP server: custom tools', function () {
 		assert.match(connection.stderr(), /custom tool not offered: \.toolbelt\/tools\/broken\.json: execute: "\.\.\/\.\.\/\.\.\/x\.sh" is outside the workspace/);
 	});
 
+	it('a mutating custom tool is put to the person through elicitation; declined, its script does not run', async () => {
+		fs.writeFileSync(tree.file('.toolbelt/tools/touch.json'), definition('touch_file', { execute: 'touch.sh', mutating: true }));
+		fs.writeFileSync(tree.file('.toolbelt/tools/touch.sh'), '#!/bin/sh\ntouch ran.txt\n', { mode: 0o755 });
+		connection = await connect(tree.root, [], 'decline');
+		const { tools } = await connection.client.listTools();
+		assert.equal(tools.find(tool => tool.name === 'touch_file')?.annotations?.destructiveHint, true);
+		const declined = await connection.client.callTool({ name: 'touch_file', arguments: { text: 'x' } });
+		assert.equal(declined.isError, true);
+		assert.match(text(declined), /declined/);
+		assert.match(connection.asked[0], /^Run custom tool touch_file\?\n\n\.toolbelt\/tools\/touch\.sh\n# stdin: \{"text":"x"\}/);
+		assert.equal(fs.existsSync(tree.file('ran.txt')), false);
+	});
+
 	it('--only-custom serves the custom tools alone', async () => {
 		connection = await connect(tree.root, ['--only-custom']);
 		const { tools } = await connection.client.listTools();

@@ -150,7 +150,7 @@ function quoteError(stderr: StreamCapture): string {
 	return line ? ` (${line.trim().slice(0, 200)})` : '';
 }
 
-export interface Section {
+interface Section {
 	text: string;
 	truncated: boolean;
 	bytesOmitted: number;

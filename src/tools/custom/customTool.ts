@@ -61,7 +61,7 @@ async function execute(spec: CustomToolSpec, script: ScriptPath, stdin: string, 
 			timeoutMs: spec.timeoutMs,
 			stdin,
 			signal: ctx.signal,
-			maxOutputBytes: ctx.limits.commandBytes,
+			maxOutputBytes: ctx.settings.limits.commandBytes,
 			// The same folder as run_command's logs, which run_command keeps pruned.
 			logDir: commandLogDir(ctx.host.storageDir),
 			sandbox,

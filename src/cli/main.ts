@@ -159,8 +159,10 @@ async function run(args: RunArgs): Promise<number> {
 	const registry = new ToolRegistry(ALL_TOOLS, env);
 	await offerCustomTools(registry, env);
 	const controller = new AbortController();
-	process.once('SIGINT', () => controller.abort());
-	const result = await registry.invoke(args.tool, args.input, { signal: controller.signal });
+	const interrupt = () => controller.abort();
+	process.once('SIGINT', interrupt);
+	// main() also runs in-process (tests): the listener must not outlive the call.
+	const result = await registry.invoke(args.tool, args.input, { signal: controller.signal }).finally(() => process.off('SIGINT', interrupt));
 	process.stdout.write(`${toJson(result)}\n`);
 	// One call per process: a session (or a background job) cannot outlive it, and must not keep it alive.
 	await env.state.sessions?.dispose();

@@ -47,10 +47,13 @@ export function toValidatingSchema(schema: unknown, field = 'inputSchema'): { sc
 	if (!isPlainObject(schema)) return { problems: [{ field, message: `must be a JSON Schema object such as {"type": "object", "properties": {}}, got ${describeValue(schema)}` }] };
 	if (schema.type !== 'object') problems.push({ field: `${field}.type`, message: `must be "object" (a tool's input is a JSON object), got ${JSON.stringify(schema.type) ?? 'nothing'}` });
 	const converted = convert(schema, field, problems);
-	return problems.length ? { problems } : { schema: converted };
+	// The branches of a type list share their keywords: one problem is told once.
+	const unique = [...new Map(problems.map(problem => [`${problem.field}\n${problem.message}`, problem])).values()];
+	return unique.length ? { problems: unique } : { schema: converted };
 }
 
-function convert(node: unknown, field: string, problems: SchemaProblem[]): TSchema {
+/** `checkWords` is false for the branches of a type list: which keywords apply was checked for the list. */
+function convert(node: unknown, field: string, problems: SchemaProblem[], checkWords = true): TSchema {
 	if (!isPlainObject(node)) {
 		problems.push({ field, message: `must be a schema object, got ${describeValue(node)}` });
 		return unknownSchema();
@@ -65,10 +68,10 @@ function convert(node: unknown, field: string, problems: SchemaProblem[]): TSche
 	for (const type of types) {
 		if (typeof type !== 'string' || !KINDS[type]) problems.push({ field: `${field}.type`, message: `must be one of ${Object.keys(KINDS).map(t => `"${t}"`).join(', ')}, got ${JSON.stringify(type)}` });
 	}
-	checkKeywords(node, types.filter(type => typeof type === 'string' && KINDS[type]) as string[], field, problems);
+	if (checkWords) checkKeywords(node, types.filter(type => typeof type === 'string' && KINDS[type]) as string[], field, problems);
 	if (types.length === 0) return marked(copy, 'Unknown');
 	if (types.length > 1) {
-		const anyOf = types.map(type => convert({ ...node, type }, field, []));
+		const anyOf = types.map(type => convert({ ...node, type }, field, problems, false));
 		return marked({ ...copy, anyOf }, 'Union');
 	}
 	const type = types[0] as string;

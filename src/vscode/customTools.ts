@@ -15,7 +15,7 @@ import { isSwitchedOff } from '../tools/tool';
  */
 
 /** The id in package.json's `contributes.mcpServerDefinitionProviders`. */
-export const MCP_PROVIDER_ID = 'toolbelt.customTools';
+const MCP_PROVIDER_ID = 'toolbelt.customTools';
 const SERVER_LABEL = 'Toolbelt custom tools';
 
 /** The slice of VS Code's MCP API (1.101+) used here; @types/vscode is older than the engine. */

@@ -226,7 +226,7 @@ export async function readWindowForward(handle: Handle, size: number, options: W
 
 /**
  * Where line `start` begins, found by counting newlines a megabyte at a time without decoding; or,
- * in a file with fewer lines, where its last line begins. Each chunk passed leaves a checkpoint in
+ * in a file with fewer lines, its end (with the line after its end as `line`). Each chunk passed leaves a checkpoint in
  * `index` (the start of the first line after the chunk's last newline).
  */
 async function skipToLine(handle: Handle, size: number, start: number, signal: AbortSignal | undefined, index?: LineIndex): Promise<{ byte: number; line: number }> {
@@ -256,6 +256,9 @@ async function skipToLine(handle: Handle, size: number, start: number, signal: A
 		lineStart = position + at;
 		index?.record(lineStart, newlines);
 	}
+	// Past the end: the lines are counted. What follows the last newline is one more line (no BOM
+	// can be there), so a last line of a gigabyte is not read a second time.
+	if (newlines < wanted && lineStart > 0) return { byte: size, line: newlines + 1 + (lineStart < size ? 1 : 0) };
 	return { byte: lineStart, line: newlines + 1 };
 }
 

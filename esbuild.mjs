@@ -21,9 +21,21 @@ const common = {
 	logLevel: 'info',
 };
 
+/**
+ * The CLI's `import('../mcp/server')` becomes a require of dist/mcp.js, its own bundle: every
+ * `toolbelt list` or `run` would otherwise compile the MCP SDK and its schema libraries (half the CLI).
+ */
+const mcpApart = {
+	name: 'mcp-apart',
+	setup(build) {
+		build.onResolve({ filter: /^\.\.\/mcp\/server$/ }, () => ({ path: './mcp.js', external: true }));
+	},
+};
+
 const builds = [
 	{ ...common, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js' },
-	{ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } },
+	{ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' }, plugins: [mcpApart] },
+	{ ...common, entryPoints: ['src/mcp/server.ts'], outfile: 'dist/mcp.js' },
 ];
 
 if (watch) {

@@ -8,7 +8,7 @@ import { createNodeEnvironment } from '../core/nodeHost';
 import type { ToolResult } from '../core/results/result';
 import { BackupLimits, defaultSettings, mergeSettings, SettingsOverrides } from '../core/policy/settings';
 import { StorageError } from '../core/files/storage';
-import { McpOptions, serveMcp } from '../mcp/server';
+import type { McpOptions } from '../mcp/server';
 import { ALL_TOOLS, ToolRegistry } from '../tools';
 
 const USAGE = `Usage:
@@ -178,13 +178,22 @@ function list(): number {
 	return 0;
 }
 
+/**
+ * The MCP server with its SDK (half of the CLI's code) is loaded only for `toolbelt mcp`: the bundle
+ * keeps it in its own file, so `list` and `run` neither compile nor evaluate it.
+ */
+async function serve(options: McpOptions): Promise<void> {
+	const { serveMcp } = await import('../mcp/server');
+	await serveMcp(options);
+}
+
 export async function main(argv: string[]): Promise<number> {
 	const [command, ...rest] = argv;
 	try {
 		switch (command) {
 			case 'list': return list();
 			case 'run': return await run(parseRunArgs(rest));
-			case 'mcp': await serveMcp(parseMcpArgs(rest)); return 0;
+			case 'mcp': await serve(parseMcpArgs(rest)); return 0;
 			case 'help': case '--help': case '-h': process.stdout.write(`${USAGE}\n`); return 0;
 			default: throw new UsageError(command ? `Unknown command "${command}".` : 'No command given.');
 		}

@@ -1,6 +1,7 @@
 // Shared benchmark plumbing: each measurement runs in a fresh Node process so its peak memory
 // (maxRSS) belongs to that measurement alone.
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import * as path from 'node:path';
 
@@ -9,9 +10,14 @@ export const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 /**
  * Runs `body` (the source of an async function body; `require` and `repo` are in scope) in a
  * child process and returns { ms, rssMB, value } where value is what the body returned. `setup`
- * (e.g. loading modules) runs first and is not timed, but its memory counts in the peak.
+ * (e.g. loading modules) runs first and is not timed, but its memory counts in the peak. With
+ * `runs` > 1 it does so in that many fresh processes: ms is their median, rssMB the highest peak.
  */
-export function measure(body, { setup = '', env = {} } = {}) {
+export function measure(body, { setup = '', env = {}, runs = 1 } = {}) {
+	return medianOf(runs, () => measureOnce(body, setup, env));
+}
+
+function measureOnce(body, setup, env) {
 	const script = `
 		const repo = ${JSON.stringify(repo)};
 		${setup}
@@ -38,12 +44,72 @@ export function registrySource(root, settings = {}, { storageDir } = {}) {
 		const registry = new ToolRegistry(ALL_TOOLS, createNodeEnvironment({ roots: [${JSON.stringify(root)}], storageDir: ${JSON.stringify(storageDir)}, settings: ${JSON.stringify(settings)}, confirm: async () => true }));`;
 }
 
-export function table(rows) {
-	const header = ['case', 'toolbelt', 'baseline', 'ratio', 'toolbelt RSS', 'baseline RSS'];
-	const lines = rows.map(r => [r.name, `${r.ours.ms.toFixed(1)} ms`, `${r.base.ms.toFixed(1)} ms`, (r.ours.ms / r.base.ms).toFixed(2),
-		`${r.ours.rssMB.toFixed(0)} MB`, `${r.base.rssMB.toFixed(0)} MB`]);
-	const widths = header.map((h, i) => Math.max(h.length, ...lines.map(l => l[i].length)));
-	const fmt = cells => cells.map((c, i) => c.padEnd(widths[i])).join('  ');
-	console.log(fmt(header));
-	for (const l of lines) console.log(fmt(l));
+/** The median ms of `runs` calls of `once` ({ ms, rssMB, value }), the highest peak, the last value. */
+export function medianOf(runs, once) {
+	const all = Array.from({ length: runs }, () => once());
+	const times = all.map(r => r.ms).sort((a, b) => a - b);
+	return { ...all[all.length - 1], ms: times[Math.floor(times.length / 2)], rssMB: Math.max(...all.map(r => r.rssMB)) };
 }
+
+const TIME = '/usr/bin/time';
+const hasTime = fs.existsSync(TIME);
+
+/**
+ * A raw primitive, whole process: `bash -c command` in `cwd`, wall time and the peak RSS of the
+ * largest process it ran (GNU time's %M; NaN where /usr/bin/time is missing), median of `runs`.
+ */
+export function primitive(command, { cwd = repo, runs = 1 } = {}) {
+	return medianOf(runs, () => {
+		const args = hasTime ? [TIME, '-f', '%M', '/bin/bash', '-c', command] : ['/bin/bash', '-c', command];
+		const start = process.hrtime.bigint();
+		const run = spawnSync(args[0], args.slice(1), { cwd, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
+		const ms = Number(process.hrtime.bigint() - start) / 1e6;
+		if (run.status !== 0) throw new Error(`${command} failed (${run.status}): ${run.stderr}`);
+		const peakKB = hasTime ? Number(run.stderr.trim().split('\n').pop()) : Number.NaN;
+		return { ms, rssMB: peakKB / 1024, value: undefined };
+	});
+}
+
+/** bench/.data/<name>: generated inputs live here between runs (gitignored), made once by `make`. */
+export function dataFile(name, make) {
+	const file = path.join(repo, 'bench/.data', name);
+	if (!fs.existsSync(file)) {
+		fs.mkdirSync(path.dirname(file), { recursive: true });
+		const partial = `${file}.partial`;
+		fs.rmSync(partial, { recursive: true, force: true });
+		make(partial);
+		fs.renameSync(partial, file);
+	}
+	return file;
+}
+
+/** Every row printed by table() in this process, for run.mjs's closing summary. */
+export const printedRows = [];
+
+/**
+ * Prints rows as Work | Ours | Primitive | Ratio | Target | Peak MB. A row is { name, ours, base }
+ * with ours and base as measure() returns them ({ ms, rssMB }), and optionally `primitive` (what
+ * base ran, shown in its column) and `target` (the ratio it must stay within; ✓ or ✗ beside it).
+ */
+export function table(rows) {
+	for (const row of rows) printedRows.push(row);
+	printTable(rows);
+}
+
+export function printTable(rows) {
+	const header = ['Work', 'Ours', 'Primitive', 'Ratio', 'Target', 'Peak MB (ours / primitive)'];
+	const lines = rows.map(r => {
+		const ratio = r.ours.ms / r.base.ms;
+		const target = r.target === undefined ? '' : `≤ ${r.target}× ${ratio <= r.target ? '✓' : '✗'}`;
+		const primitiveText = `${r.primitive ? `${r.primitive}: ` : ''}${formatMs(r.base.ms)}`;
+		return [r.name, formatMs(r.ours.ms), primitiveText, `${ratio.toFixed(2)}×`, target, `${formatMB(r.ours.rssMB)} / ${formatMB(r.base.rssMB)}`];
+	});
+	const widths = header.map((h, i) => Math.max(h.length, ...lines.map(l => l[i].length)));
+	const format = cells => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
+	console.log(format(header));
+	console.log(format(widths.map(w => '-'.repeat(w))));
+	for (const line of lines) console.log(format(line));
+}
+
+const formatMs = ms => (ms >= 1000 ? `${(ms / 1000).toFixed(2)} s` : `${ms.toFixed(1)} ms`);
+const formatMB = mb => (Number.isFinite(mb) ? mb.toFixed(0) : '–');

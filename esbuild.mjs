@@ -34,7 +34,10 @@ const mcpApart = {
 
 const builds = [
 	{ ...common, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js' },
-	{ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' }, plugins: [mcpApart] },
+	// `toolbelt`: a small launcher that loads the CLI itself through a code cache (see src/cli/launch.ts).
+	{ ...common, entryPoints: ['src/cli/launch.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } },
+	// A require, not import(): the launcher compiles the bundle itself, without an ES module loader.
+	{ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cliMain.js', plugins: [mcpApart], supported: { 'dynamic-import': false } },
 	{ ...common, entryPoints: ['src/mcp/server.ts'], outfile: 'dist/mcp.js' },
 ];
 

@@ -10,18 +10,20 @@ export const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '
 /**
  * Runs `body` (the source of an async function body; `require` and `repo` are in scope) in a
  * child process and returns { ms, rssMB, value } where value is what the body returned. `setup`
- * (e.g. loading modules) runs first and is not timed, but its memory counts in the peak. With
- * `runs` > 1 it does so in that many fresh processes: ms is their median, rssMB the highest peak.
+ * (e.g. loading modules) runs first and is not timed, but its memory counts in the peak; so is
+ * `warmup`, an async body awaited before the clock starts. With `runs` > 1 it does so in that many
+ * fresh processes: ms is their median, rssMB the highest peak.
  */
-export function measure(body, { setup = '', env = {}, runs = 1 } = {}) {
-	return medianOf(runs, () => measureOnce(body, setup, env));
+export function measure(body, { setup = '', warmup = '', env = {}, runs = 1 } = {}) {
+	return medianOf(runs, () => measureOnce(body, setup, warmup, env));
 }
 
-function measureOnce(body, setup, env) {
+function measureOnce(body, setup, warmup, env) {
 	const script = `
 		const repo = ${JSON.stringify(repo)};
 		${setup}
 		(async () => {
+			await (async () => { ${warmup} })();
 			const start = process.hrtime.bigint();
 			const value = await (async () => { ${body} })();
 			const ms = Number(process.hrtime.bigint() - start) / 1e6;
@@ -44,29 +46,47 @@ export function registrySource(root, settings = {}, { storageDir } = {}) {
 		const registry = new ToolRegistry(ALL_TOOLS, createNodeEnvironment({ roots: [${JSON.stringify(root)}], storageDir: ${JSON.stringify(storageDir)}, settings: ${JSON.stringify(settings)}, confirm: async () => true }));`;
 }
 
-/** The median ms of `runs` calls of `once` ({ ms, rssMB, value }), the highest peak, the last value. */
+/** The median ms of `runs` calls of `once` ({ ms, rssMB, value }), the highest peak, the last value (and mean cpuMs, when measured). */
 export function medianOf(runs, once) {
-	const all = Array.from({ length: runs }, () => once());
-	const times = all.map(r => r.ms).sort((a, b) => a - b);
-	return { ...all[all.length - 1], ms: times[Math.floor(times.length / 2)], rssMB: Math.max(...all.map(r => r.rssMB)) };
+	return summary(Array.from({ length: runs }, () => once()));
+}
+
+function summary(all) {
+	const median = values => values.sort((a, b) => a - b)[Math.floor(values.length / 2)];
+	// CPU time as a mean: GNU time counts it in 10 ms steps, which only many runs together resolve.
+	const cpuMs = all.reduce((sum, r) => sum + r.cpuMs, 0) / all.length;
+	return { ...all[all.length - 1], ms: median(all.map(r => r.ms)), cpuMs, rssMB: Math.max(...all.map(r => r.rssMB)) };
+}
+
+/**
+ * Runs each of `measurements` (functions returning { ms, rssMB, value }) once per round, in turns,
+ * for `runs` rounds, and returns each one's median (as medianOf): on a shared machine the neighbours' load
+ * comes and goes, and turns spread it over both sides instead of favouring one.
+ */
+export function interleaved(runs, ...measurements) {
+	const all = measurements.map(() => []);
+	for (let round = 0; round < runs; round++) measurements.forEach((once, i) => all[i].push(once()));
+	return all.map(summary);
 }
 
 const TIME = '/usr/bin/time';
 const hasTime = fs.existsSync(TIME);
 
 /**
- * A raw primitive, whole process: `bash -c command` in `cwd`, wall time and the peak RSS of the
- * largest process it ran (GNU time's %M; NaN where /usr/bin/time is missing), median of `runs`.
+ * A raw primitive, whole process: `command` (a shell line for bash -c, or an argv run as is) in
+ * `cwd`, its output dropped; wall time, and from GNU time the peak RSS of the largest process it
+ * ran and the CPU time of all of them (NaN where /usr/bin/time is missing), median of `runs`.
  */
 export function primitive(command, { cwd = repo, runs = 1 } = {}) {
+	const argv = Array.isArray(command) ? command : ['/bin/bash', '-c', command];
 	return medianOf(runs, () => {
-		const args = hasTime ? [TIME, '-f', '%M', '/bin/bash', '-c', command] : ['/bin/bash', '-c', command];
+		const args = hasTime ? [TIME, '-f', '%M %U %S', ...argv] : argv;
 		const start = process.hrtime.bigint();
 		const run = spawnSync(args[0], args.slice(1), { cwd, stdio: ['ignore', 'ignore', 'pipe'], encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
 		const ms = Number(process.hrtime.bigint() - start) / 1e6;
 		if (run.status !== 0) throw new Error(`${command} failed (${run.status}): ${run.stderr}`);
-		const peakKB = hasTime ? Number(run.stderr.trim().split('\n').pop()) : Number.NaN;
-		return { ms, rssMB: peakKB / 1024, value: undefined };
+		const [peakKB, user, system] = hasTime ? run.stderr.trim().split('\n').pop().split(' ').map(Number) : [Number.NaN, Number.NaN, Number.NaN];
+		return { ms, rssMB: peakKB / 1024, cpuMs: (user + system) * 1000, value: undefined };
 	});
 }
 

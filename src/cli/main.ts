@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import * as readline from 'node:readline';
+import { createInterface } from 'node:readline';
 import { confirmationTitle, describeRequest } from '../core/policy/approval';
 import { pruneBackups } from '../core/changes/backupPruning';
 import type { ApprovalRequest } from '../core/context';
@@ -125,7 +125,7 @@ function parseJson(text: string, flag: string): unknown {
 /** Puts a request to the person on the terminal; no terminal means no one to say yes. */
 async function askOnTerminal(request: ApprovalRequest): Promise<boolean> {
 	if (!process.stdin.isTTY || !process.stderr.isTTY) return false;
-	const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
+	const rl = createInterface({ input: process.stdin, output: process.stderr });
 	try {
 		process.stderr.write(`${confirmationTitle(request)}\n${describeRequest(request, 'plain')}\n`);
 		const answer = await new Promise<string>(resolve => rl.question('Go ahead? [y/N] ', resolve));

@@ -53,7 +53,7 @@ const builds = [
 	// `toolbelt`: a small launcher that loads the CLI itself through a code cache (see src/cli/launch.ts).
 	{ ...common, entryPoints: ['src/cli/launch.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } },
 	// A require, not import(): the launcher compiles the bundle itself, without an ES module loader.
-	{ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cliMain.js', plugins: [sharedBuiltinNamespaces, mcpApart], supported: { 'dynamic-import': false } },
+	{ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cliMain.js', plugins: [...common.plugins, mcpApart], supported: { 'dynamic-import': false } },
 	{ ...common, entryPoints: ['src/mcp/server.ts'], outfile: 'dist/mcp.js' },
 ];
 

@@ -23,11 +23,10 @@ interface CodeCache {
 	readonly data?: Buffer;
 }
 
-function openCache(bundle: string): CodeCache | undefined {
+function openCache(bundle: string, base: string): CodeCache | undefined {
 	let file: string;
 	let key: Buffer;
 	try {
-		const base = cliStorageBase();
 		ensurePrivateFolder(base);
 		const stat = fs.statSync(bundle);
 		key = Buffer.from(`${process.version} ${process.arch} ${stat.size} ${stat.mtimeMs} ${stat.ino}\n`);
@@ -55,19 +54,34 @@ function saveCache(cache: CodeCache, script: vm.Script): void {
 	}
 }
 
-/** Compiles and evaluates the bundle as CommonJS, the way require would, and returns its exports. */
-function load(bundle: string): { main(argv: string[]): Promise<number> } {
-	const cache = openCache(bundle);
+/** A bundle loaded through the cache; `save` writes the cache when it was missing or stale. */
+export interface LoadedBundle<T> {
+	readonly exports: T;
+	/** Compiled from the cache. */
+	readonly cached: boolean;
+	/** Best called at exit, so the functions compiled on the way are in the cache too. */
+	save(): void;
+}
+
+/**
+ * Compiles and evaluates the bundle as CommonJS, the way require would, and returns its exports.
+ * `cacheBase` is the private folder the cache is kept in.
+ */
+export function loadWithCodeCache<T>(bundle: string, cacheBase = cliStorageBase()): LoadedBundle<T> {
+	const cache = openCache(bundle, cacheBase);
 	const script = new vm.Script(Module.wrap(fs.readFileSync(bundle, 'utf8')), { filename: bundle, cachedData: cache?.data });
 	const loaded = new Module(bundle, module);
 	loaded.filename = bundle;
 	loaded.paths = module.paths;
 	script.runInThisContext()(loaded.exports, Module.createRequire(bundle), loaded, bundle, path.dirname(bundle));
-	// After the call, so the functions it compiled on the way are in the cache too.
-	if (cache && (!cache.data || script.cachedDataRejected)) process.once('exit', () => saveCache(cache, script));
-	return loaded.exports;
+	const cached = cache?.data !== undefined && !script.cachedDataRejected;
+	return { exports: loaded.exports, cached, save: () => cache && !cached && saveCache(cache, script) };
 }
 
-load(path.join(__dirname, 'cliMain.js')).main(process.argv.slice(2)).then(code => {
-	process.exitCode = code;
-});
+if (require.main === module) {
+	const cli = loadWithCodeCache<{ main(argv: string[]): Promise<number> }>(path.join(__dirname, 'cliMain.js'));
+	process.once('exit', () => cli.save());
+	cli.exports.main(process.argv.slice(2)).then(code => {
+		process.exitCode = code;
+	});
+}

@@ -1,5 +1,5 @@
 // Shared benchmark plumbing: each measurement runs in a fresh Node process so its peak memory
-// (maxRSS) belongs to that measurement alone.
+// (maxRSS) belongs to that measurement alone; primitives run as whole processes under GNU time.
 import { execFileSync, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -60,8 +60,8 @@ function summary(all) {
 
 /**
  * Runs each of `measurements` (functions returning { ms, rssMB, value }) once per round, in turns,
- * for `runs` rounds, and returns each one's median (as medianOf): on a shared machine the neighbours' load
- * comes and goes, and turns spread it over both sides instead of favouring one.
+ * for `runs` rounds, and returns each one's median (as medianOf): on a shared machine the
+ * neighbours' load comes and goes, and turns spread it over both sides instead of favouring one.
  */
 export function interleaved(runs, ...measurements) {
 	const all = measurements.map(() => []);

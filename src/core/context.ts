@@ -209,6 +209,8 @@ export interface ToolEventFields {
 	bytes: number;
 	truncated: boolean;
 	filesTouched: string[];
+	/** The backup set taken before the call's change (its id), so the change can be shown later. */
+	backupSet: string;
 	target: string;
 }
 

@@ -121,8 +121,10 @@ export class BackupsUi implements vscode.Disposable {
 		const [sets, boundary] = await Promise.all([listBackups(this.env.host.storageDir), this.env.boundary()]);
 		const end = record.startedAt + (record.durationMs ?? 0) + 1000;
 		const touched = new Set(record.filesTouched);
+		// The call's own set when the record names it; records from older versions go by time.
+		const ofCall = (set: BackupSet) => (record.backupSet ? set.id === record.backupSet : set.createdAt >= record.startedAt - 1000 && set.createdAt <= end);
 		const entries = sets
-			.filter(set => set.createdAt >= record.startedAt - 1000 && set.createdAt <= end)
+			.filter(ofCall)
 			.flatMap(set => set.files.filter(entry => touched.has(entry.displayPath) || (entry.movedTo !== undefined && touched.has(boundary.display(entry.movedTo)))).map(entry => ({ set, entry })));
 		if (!entries.length) return false;
 		for (const { set, entry } of entries.slice(0, 10)) {

@@ -49,6 +49,17 @@ describe('contexts: what the pipeline needs, what a tool receives', () => {
 		assert.ok(asked.length > 0, 'a change of code waits for new problems');
 	});
 
+	it('names the backup set it took, so the call\'s own change can be shown later', async () => {
+		const ctx = await personContext();
+		const noted: Record<string, unknown>[] = [];
+		const file = tree.file('ws/a.txt');
+		const plan = await planChange({ ...ctx, note: fields => noted.push(fields) }, 'Edit', [{ path: file, displayPath: 'a.txt', before: Buffer.from('one\n'), after: Buffer.from('two\n') }]);
+		await commitPlan({ ...ctx, note: fields => noted.push(fields) }, plan, false);
+		const sets = await listBackups(tree.file('storage'));
+		assert.equal(sets.length, 1);
+		assert.deepEqual(noted, [{ filesTouched: ['a.txt'], backupSet: sets[0].id }]);
+	});
+
 	it('asks no diagnostics when the change says so (the plan file is not code)', async () => {
 		const asked: string[][] = [];
 		const ctx = await personContext(asked);

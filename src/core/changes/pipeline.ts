@@ -84,7 +84,7 @@ export async function commitPlan(ctx: ChangeContext, plan: ChangePlan, confirmed
 		await checkStillApproved(ctx, changes, plan.request.protectedPaths);
 
 		const diagnosticsBefore = plan.diagnostics ? await snapshotDiagnostics(ctx, changes) : undefined;
-		const { copies } = await backupOriginals(ctx.host.storageDir, title, changes, { tool: ctx.tool, reach: ctx.boundary, createdAt: ctx.state.backupClock.next() }).catch(error => {
+		const { set, copies } = await backupOriginals(ctx.host.storageDir, title, changes, { tool: ctx.tool, reach: ctx.boundary, createdAt: ctx.state.backupClock.next() }).catch(error => {
 			if (error instanceof BoundaryError) throw error;
 			throw new ToolError('io', `Could not back up the original files before changing them (${(error as Error).message}). Nothing was changed.`);
 		});
@@ -96,7 +96,7 @@ export async function commitPlan(ctx: ChangeContext, plan: ChangePlan, confirmed
 			throw new ToolError('io', `The change could not be applied: ${(error as Error)?.message ?? String(error)}. Some files may have changed: read them again before retrying, and tell the user if they differ from what you expect.`);
 		}
 		await recordVersions(ctx.state, changes);
-		ctx.note({ filesTouched: changes.map(change => change.movedTo?.displayPath ?? change.displayPath) });
+		ctx.note({ filesTouched: changes.map(change => change.movedTo?.displayPath ?? change.displayPath), backupSet: set.id });
 
 		if (ctx.host.showDiffs && (ctx.settings.showDiffs === 'always' || (ctx.settings.showDiffs === 'onConfirm' && confirmed))) {
 			await ctx.host.showDiffs(changes).catch(() => undefined);

@@ -17,7 +17,7 @@ import { decideSandbox, openSandbox, readOnlySearch, sandboxAvailability, Sandbo
 import { seatbeltProfile } from '../../src/core/sandbox/seatbelt';
 import type { SessionManager } from '../../src/core/commands/sessions';
 import { defaultSettings, mergeSettings } from '../../src/core/policy/settings';
-import { makeHarness, makeTree } from './helpers';
+import { makeHarness, makeTree, snapshotTree } from './helpers';
 
 const MISSING_BWRAP = '/nonexistent/toolbelt-test/bwrap';
 /** Temp folders outside /tmp, which every sandboxed command sees replaced by its own. */
@@ -33,14 +33,6 @@ function sleepers(marker: string): number[] {
 			return false;
 		}
 	});
-}
-
-/** Every path below a folder, with file sizes: what a command left. */
-function listTree(root: string): string[] {
-	return (fs.readdirSync(root, { recursive: true }) as string[]).map(entry => {
-		const stat = fs.lstatSync(path.join(root, entry));
-		return stat.isDirectory() ? `${entry}/` : `${entry} ${stat.size}`;
-	}).sort();
 }
 
 /** The sandboxes' private temp folders now in the OS temp folder. */
@@ -124,6 +116,21 @@ describe('sandbox policy as bwrap arguments and a sandbox-exec profile', () => {
 			H0: '/home/me/.ssh', H1: '/home/me/.netrc', H2: '/home/me/.config/Code/User', K0: '/home/me/.config/Code/User/workspaceStorage/abc/toolbelt/commands',
 		});
 		assert.doesNotMatch(seatbeltProfile({ ...policy, network: true }).profile, /network/);
+	});
+
+	it('denies writes to protected paths that do not exist yet by their names, and leaves the network and /tmp alone when the policy does', () => {
+		const { profile, params } = seatbeltProfile({
+			base: 'host', network: true, mounts: [
+				{ path: '/ws', access: 'write' }, { path: '/ws/.env', access: 'read', missing: 'file' }, { path: '/ws/.git', access: 'read', missing: 'directory' },
+			],
+		});
+		assert.equal(profile, [
+			'(version 1)',
+			'(allow default)',
+			'(deny file-write* (require-not (require-any (subpath (param "W0")) (literal "/dev/null") (literal "/dev/zero") (literal "/dev/tty") (literal "/dev/dtracehelper") (regex #"^/dev/ttys[0-9]+$") (regex #"^/dev/fd/[0-9]+$"))))',
+			'(deny file-write* (subpath (param "R0")) (subpath (param "R1")))',
+		].join('\n'));
+		assert.deepEqual(params, { W0: '/ws', R0: '/ws/.env', R1: '/ws/.git' });
 	});
 
 	it('writes a deny-by-default profile for a read-only search', () => {
@@ -368,7 +375,7 @@ describe('sandboxed commands (bubblewrap)', function () {
 		const bare = makeTree({ 'src/a.txt': 'a\n' });
 		try {
 			h = makeHarness(bare.root, { sandbox });
-			const listing = () => listTree(bare.root);
+			const listing = () => snapshotTree(bare.root);
 			const before = listing();
 			for (const command of ['echo x > .env', 'mkdir -p .git/hooks && echo > .git/hooks/pre-commit', 'mkdir .vscode; echo {} > .vscode/settings.json']) {
 				const result = await run(command);

@@ -557,6 +557,8 @@ describe('without a sandbox', function () {
 		const h = makeHarness(tree.root, { sandbox: host });
 		const result = await h.invoke('run_command', { command: 'echo hi' });
 		assert.equal(result.metadata.sandbox, 'none');
+		assert.equal(result.metadata.sandboxReason, 'Windows has no sandbox Toolbelt can use');
+		assert.deepEqual(warnings, ['Commands run without a sandbox: Windows has no sandbox Toolbelt can use.'], 'the log is told once, in one sentence');
 		assert.doesNotMatch(resultText(result), /Not sandboxed/, 'a platform fact, not repeated to the model each time');
 	});
 

@@ -23,6 +23,10 @@ interface Placeholder {
 	users: number;
 }
 
+/**
+ * Process-wide on purpose, like the mounts it tracks: every sandbox of this process (any registry,
+ * any window's tools) mounts on the same files of the same folders.
+ */
 const made = new Map<string, Placeholder>();
 let exitHookSet = false;
 

@@ -83,7 +83,8 @@ export interface CommandPolicy {
 	readonly unguarded: readonly string[];
 	/**
 	 * Protected paths that exist now and did not when the policy was made (what a command created
-	 * where no mount could guard it), by real path; a second walk, skipped when every glob was guarded.
+	 * where no mount could guard it), by real path; a second walk, skipped when every glob was
+	 * guarded or the first walk stopped at its bound.
 	 */
 	createdSince(): Promise<string[]>;
 }
@@ -98,6 +99,7 @@ export async function commandPolicy(input: CommandPolicyInput): Promise<CommandP
 	const hidden = await existingHidden([...DEFAULT_DENY_READ, ...input.denyRead, ...(input.storageRoot ? [input.storageRoot] : [])], input.home);
 	const logDir = input.logDir && await realOrUndefined(input.logDir);
 	const named = input.protectedPaths.map(namedPlaces);
+	const unguarded = named.filter(each => !each.complete).map(each => each.glob);
 	const guarded = await Promise.all(roots.flatMap(root => named.flatMap(each => each.places).map(place => guardPlace(root, place))));
 	const readOnly = new Map<string, Mount>();
 	for (const mount of [...scan.paths.map(found => ({ path: found, access: 'read' as const })), ...guarded]) {
@@ -112,9 +114,10 @@ export async function commandPolicy(input: CommandPolicyInput): Promise<CommandP
 	return {
 		policy: { base: 'host', mounts, network: input.network, tmpDir: input.tmpDir },
 		scanComplete: scan.complete,
-		unguarded: named.filter(each => !each.complete).map(each => each.glob),
+		unguarded,
 		createdSince: async () => {
-			if (named.every(each => each.complete)) return [];
+			// A walk cut short sees a different part of the tree each time: no comparison to make.
+			if (unguarded.length === 0 || !scan.complete) return [];
 			const before = new Set(scan.paths);
 			return (await findProtected(roots, input.protectedPaths, scanOptions)).paths.filter(found => !before.has(found));
 		},

@@ -133,8 +133,8 @@ export interface RgOptions extends LineHandler {
 	 */
 	readonly confine?: SandboxHostOptions;
 	/**
-	 * Caps rg's address space (RG_MEMORY_LIMIT, Linux with prlimit): rg holds a whole line to search
-	 * it, so a 200 MB line costs it ~420 MB. Over the cap it aborts (`outOfMemory`).
+	 * Caps rg's address space (rgMemoryLimit, Linux with prlimit): rg holds a whole line to search
+	 * it, so a 200 MB line cost it 432 MB. Over the cap it aborts (`outOfMemory`).
 	 */
 	readonly boundMemory?: boolean;
 }

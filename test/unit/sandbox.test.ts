@@ -245,6 +245,11 @@ describe('protected paths that do not exist yet', () => {
 			second.release();
 			assert.equal(fs.existsSync(tree.file('.env')), false);
 
+			const vanished = holdPlaceholders([{ path: tree.root, access: 'write' }, { path: tree.file('.git'), access: 'read' }]);
+			assert.deepEqual(vanished.paths, [tree.file('.git')], 'a protected path found by the walk and gone since is guarded as missing');
+			vanished.release();
+			assert.equal(fs.existsSync(tree.file('.git')), false);
+
 			const written = holdPlaceholders(mounts('.env', 'file'));
 			fs.writeFileSync(tree.file('.env'), 'MINE=1\n');
 			written.release();

@@ -53,11 +53,13 @@ export function holdPlaceholders(mounts: readonly Mount[]): HeldPlaceholders {
 			continue;
 		}
 		const existing = made.get(mount.path);
+		// Gone since the policy was made (another sandbox's placeholder, removed meanwhile): guarded all the same.
+		const missing = mount.missing ?? (roots.some(root => contains(root, mount.path)) && !fs.existsSync(mount.path) ? 'file' : undefined);
 		if (existing) {
 			existing.users++;
 			held.push(mount.path);
-		} else if (mount.missing) {
-			const outcome = makePlaceholder(mount.path, mount.missing === 'directory', roots);
+		} else if (missing) {
+			const outcome = makePlaceholder(mount.path, missing === 'directory', roots);
 			if (outcome === 'unusable') continue;
 			if (outcome === 'made') held.push(mount.path);
 		}

@@ -4,6 +4,7 @@ import { ALL_TOOLS, ToolRegistry } from './tools';
 import { createApi, ToolbeltApi } from './vscode/api';
 import { toAbortSignal } from './vscode/cancellation';
 import { ChangeDiffs } from './vscode/changeDiffs';
+import { registerCustomTools } from './vscode/customTools';
 import { createVscodeEnvironment } from './vscode/environment';
 import { createVscodeHost } from './vscode/host';
 import { registerLanguageModelTools } from './vscode/lmTools';
@@ -39,6 +40,7 @@ export function activate(context: vscode.ExtensionContext): ToolbeltApi {
 	registerWorkbenchUi(context.subscriptions, { registry, env, tools: ALL_TOOLS, log, diffs });
 	sessionTerminals = registerSessionTerminals(context, env.state);
 	context.subscriptions.push(sessionTerminals);
+	context.subscriptions.push(...registerCustomTools({ boundary: env.boundary, settings: env.settings, cliPath: context.asAbsolutePath('dist/cli.js'), log }));
 	return createApi(registry, context.subscriptions, toAbortSignal);
 }
 

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import * as readline from 'node:readline';
+import { createInterface } from 'node:readline';
 import { confirmationTitle, describeRequest } from '../core/policy/approval';
 import { pruneBackups } from '../core/changes/backupPruning';
 import type { ApprovalRequest } from '../core/context';
@@ -8,7 +8,7 @@ import { createNodeEnvironment } from '../core/nodeHost';
 import type { ToolResult } from '../core/results/result';
 import { BackupLimits, defaultSettings, mergeSettings, SettingsOverrides } from '../core/policy/settings';
 import { StorageError } from '../core/files/storage';
-import { McpOptions, serveMcp } from '../mcp/server';
+import type { McpOptions } from '../mcp/server';
 import { ALL_TOOLS, ToolRegistry } from '../tools';
 import { CustomToolCatalog } from '../tools/custom/catalog';
 import { formatProblem } from '../tools/custom/definitions';
@@ -131,7 +131,7 @@ function parseJson(text: string, flag: string): unknown {
 /** Puts a request to the person on the terminal; no terminal means no one to say yes. */
 async function askOnTerminal(request: ApprovalRequest): Promise<boolean> {
 	if (!process.stdin.isTTY || !process.stderr.isTTY) return false;
-	const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
+	const rl = createInterface({ input: process.stdin, output: process.stderr });
 	try {
 		process.stderr.write(`${confirmationTitle(request)}\n${describeRequest(request, 'plain')}\n`);
 		const answer = await new Promise<string>(resolve => rl.question('Go ahead? [y/N] ', resolve));
@@ -203,13 +203,22 @@ async function offerCustomTools(registry: ToolRegistry, env: ReturnType<typeof c
 	registry.setCustomTools(catalog.tools);
 }
 
+/**
+ * The MCP server with its SDK (half of the CLI's code) is loaded only for `toolbelt mcp`: the bundle
+ * keeps it in its own file, so `list` and `run` neither compile nor evaluate it.
+ */
+async function serve(options: McpOptions): Promise<void> {
+	const { serveMcp } = await import('../mcp/server');
+	await serveMcp(options);
+}
+
 export async function main(argv: string[]): Promise<number> {
 	const [command, ...rest] = argv;
 	try {
 		switch (command) {
 			case 'list': return await list(rest);
 			case 'run': return await run(parseRunArgs(rest));
-			case 'mcp': await serveMcp(parseMcpArgs(rest)); return 0;
+			case 'mcp': await serve(parseMcpArgs(rest)); return 0;
 			case 'help': case '--help': case '-h': process.stdout.write(`${USAGE}\n`); return 0;
 			default: throw new UsageError(command ? `Unknown command "${command}".` : 'No command given.');
 		}

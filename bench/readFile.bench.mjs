@@ -52,8 +52,8 @@ function deepRows(storageDir) {
 		require('node:child_process').execFileSync('sh', ['-c', 'tail -n +${offset} "$0" | head -n 2000 > /dev/null', ${JSON.stringify(file)}]);`);
 	const runs = (once) => medianOf(Array.from({ length: RUNS }, once));
 	return [
-		{ name: `30M-line file, 2000 lines at ${DEEP_AT.toLocaleString('en')} (cold)`, ours: runs(cold), base: runs(shell(DEEP_AT)) },
-		{ name: '  the next page, line index warm', ours: runs(warm), base: runs(shell(DEEP_AT + 2000)) },
+		{ name: `read_file 2000 lines at ${DEEP_AT.toLocaleString('en')} of 30M (cold)`, primitive: 'tail | head', ours: runs(cold), base: runs(shell(DEEP_AT)), target: 1.5 },
+		{ name: '  the next page, line index warm', primitive: 'tail | head', ours: runs(warm), base: runs(shell(DEEP_AT + 2000)) },
 	];
 }
 

@@ -9,7 +9,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createRequire } from 'node:module';
-import { measure, registrySource, repo, table } from './lib/measure.mjs';
+import { measure, primitive, registrySource, repo, table } from './lib/measure.mjs';
 
 const RUNS = 5;
 const ROUNDS = 3;
@@ -100,13 +100,6 @@ function listTree() {
 	return root;
 }
 
-/** A shell command's run, measured from a Node process like the tools' (its spawn is counted). */
-function shell(command, cwd) {
-	return timed(`
-		require('node:child_process').execFileSync('sh', ['-c', ${JSON.stringify(command)}], { cwd: ${JSON.stringify(cwd)}, stdio: 'ignore' });
-		return 0;`);
-}
-
 export default async function () {
 	// Backups and command logs of every measured call go here, not into the CLI's shared folder:
 	// each edit_file run backs up the whole big file.
@@ -160,7 +153,7 @@ function listRows(storageDir, rows) {
 	const tree = listTree();
 	const listSetup = registrySource(tree, {}, { storageDir });
 	for (const [label, input] of [['first page', {}], ['page at 20,000 (walks nearly all)', { offset: 20_000 }]]) {
-		const list = pair(() => tool('list_dir', { depth: 10, ...input }, listSetup), () => shell('find . -maxdepth 10 > /dev/null', tree));
+		const list = pair(() => tool('list_dir', { depth: 10, ...input }, listSetup), () => primitive(['find', '.', '-maxdepth', '10'], { cwd: tree, runs: RUNS }));
 		rows.push({ name: `list_dir depth 10, 22,523 entries, ${label}`, primitive: 'find -maxdepth 10', ...list, ...(input.offset === undefined ? { target: 3 } : {}) });
 	}
 }
@@ -176,11 +169,16 @@ function editRows(storageDir, rows) {
 		const dropBackups = () => fs.rmSync(path.join(storageDir, 'backups'), { recursive: true, force: true });
 		// Each run changes the line back and forth, so every run really writes; a small state file
 		// says which way is next, across the measuring processes.
-		const state = JSON.stringify(path.join(dir, 'state.txt'));
+		const state = path.join(dir, 'state.txt');
+		const nextDirection = () => {
+			const forward = !fs.existsSync(state) || fs.readFileSync(state, 'utf8') === 'back';
+			fs.writeFileSync(state, forward ? 'forth' : 'back');
+			return forward ? ['THE LINE TO CHANGE', 'THE LINE, CHANGED'] : ['THE LINE, CHANGED', 'THE LINE TO CHANGE'];
+		};
 		const direction = `
 			const fs = require('node:fs');
-			const forward = !fs.existsSync(${state}) || fs.readFileSync(${state}, 'utf8') === 'back';
-			fs.writeFileSync(${state}, forward ? 'forth' : 'back');
+			const forward = !fs.existsSync(${JSON.stringify(state)}) || fs.readFileSync(${JSON.stringify(state)}, 'utf8') === 'back';
+			fs.writeFileSync(${JSON.stringify(state)}, forward ? 'forth' : 'back');
 			const [from, to] = forward ? ['THE LINE TO CHANGE', 'THE LINE, CHANGED'] : ['THE LINE, CHANGED', 'THE LINE TO CHANGE'];`;
 		const { ours: edit, base: sed } = pair(() => {
 			dropBackups();
@@ -188,9 +186,14 @@ function editRows(storageDir, rows) {
 			const result = await registry.invoke('edit_file', { path: 'big.txt', edits: [{ oldText: from, newText: to }] });
 			if (result.error) throw new Error(result.error.message);
 			return result.metadata.added;`, { setup: editSetup });
-		}, () => timed(`${direction}
-			require('node:child_process').execFileSync('sed', ['-i', \`s/\${from}/\${to}/\`, ${JSON.stringify(path.join(dir, 'big.txt'))}]);
-			return 1;`));
+		}, () => {
+			const runs = Array.from({ length: RUNS }, () => {
+				const [from, to] = nextDirection();
+				return primitive(['sed', '-i', `s/${from}/${to}/`, path.join(dir, 'big.txt')]);
+			});
+			runs.sort((a, b) => a.ms - b.ms);
+			return { ...runs[Math.floor(RUNS / 2)], rssMB: Math.max(...runs.map(run => run.rssMB)) };
+		});
 		rows.push({ name: `edit_file one line of a ${(size / (1 << 20)).toFixed(0)} MB file (atomic, fsync, backup, diff)`, primitive: 'sed -i', ours: edit, base: sed, target: 1.5 });
 	} finally {
 		fs.rmSync(dir, { recursive: true, force: true });

@@ -73,13 +73,16 @@ export async function readRange(handle: Handle, start: number, length: number): 
 
 /** The whole file (callers bound its size first). */
 export async function readWhole(handle: Handle, size: number): Promise<Buffer> {
-	const buffer = Buffer.alloc(size);
+	// Not zero-filled first (a 50 MB file would be written twice), and never a slice of the shared
+	// pool: its memory holds the file and nothing else (the tail is cleared if the file shrank).
+	const buffer = Buffer.allocUnsafeSlow(size);
 	let filled = 0;
 	while (filled < size) {
 		const { bytesRead } = await handle.read(buffer, filled, size - filled, filled);
 		if (bytesRead === 0) break;
 		filled += bytesRead;
 	}
+	buffer.fill(0, filled);
 	return buffer.subarray(0, filled);
 }
 

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Boundary, WorkspaceRoot } from './policy/boundary';
+import { Boundary, virtualBoundaryOptions, WorkspaceRoot } from './policy/boundary';
 import { applyChangesAtomically } from './files/atomic';
 import { ApprovalRequest, createSharedState, Diagnostic, FileChange, Host, SharedState } from './context';
 import { commandLogDir } from './commands/process';
@@ -8,6 +8,7 @@ import type { SandboxHostOptions } from './sandbox/runtime';
 import type { LanguageServices } from './languages';
 import { defaultSettings, mergeSettings, Settings, SettingsOverrides } from './policy/settings';
 import { cliStorageBase, cliStorageDir, ensurePrivateFolder } from './files/storage';
+import type { FileSystem } from './files/fileSystem';
 
 export interface NodeHostOptions {
 	/**
@@ -51,6 +52,8 @@ function createNodeHost(options: NodeHostOptions & { storageDir: string }): Host
 export interface NodeEnvironmentOptions extends NodeHostOptions {
 	roots: (string | WorkspaceRoot)[];
 	settings?: SettingsOverrides;
+	/** Where the folders' files are when not on disk (tests of virtual workspaces); default: the disk. */
+	fileSystem?: FileSystem;
 }
 
 /**
@@ -61,8 +64,9 @@ export function createNodeEnvironment(options: NodeEnvironmentOptions) {
 	const settings: Settings = mergeSettings(defaultSettings(), options.settings).settings;
 	const roots: WorkspaceRoot[] = options.roots.map(root =>
 		typeof root === 'string' ? { name: path.basename(path.resolve(root)), path: path.resolve(root) } : root);
+	const virtual = options.fileSystem !== undefined && !options.fileSystem.local;
 	for (const root of roots) {
-		if (!fs.existsSync(root.path)) throw new Error(`Workspace folder ${root.path} does not exist.`);
+		if (!virtual && !fs.existsSync(root.path)) throw new Error(`Workspace folder ${root.path} does not exist.`);
 	}
 	const base = options.storageDir === undefined ? cliStorageBase() : undefined;
 	const storageDir = options.storageDir ?? cliStorageDir(roots.map(root => root.path), base);
@@ -77,7 +81,7 @@ export function createNodeEnvironment(options: NodeEnvironmentOptions) {
 		host,
 		state,
 		settings: () => settings,
-		boundary: () => (boundary ??= Boundary.create({
+		boundary: () => (boundary ??= Boundary.create(virtual ? virtualBoundaryOptions(roots, settings, options.fileSystem!) : {
 			roots,
 			fileAccess: settings.fileAccess,
 			// Command logs are outside the workspace; read_file pages this workspace's own.

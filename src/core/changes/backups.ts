@@ -46,9 +46,10 @@ export interface BackupSet {
  * Copies the current disk content of every file a change set touches. Returns the copies' paths.
  * Each original is opened and checked against `reach` before it is copied, so a swapped folder
  * cannot slip an outside file into a backup (that a restore would then write into the workspace).
- * Backups are private to the user: folders 0700, files 0600.
+ * Backups are private to the user: folders 0700, files 0600. `fromPlan`: the files are not on disk
+ * (see copyPlanned).
  */
-export async function backupOriginals(storageDir: string, title: string, changes: readonly FileChange[], tool?: string, reach?: Reach): Promise<{ set: BackupSet; copies: string[] }> {
+export async function backupOriginals(storageDir: string, title: string, changes: readonly FileChange[], tool?: string, reach?: Reach, fromPlan = false): Promise<{ set: BackupSet; copies: string[] }> {
 	const root = path.join(storageDir, BACKUP_FOLDER);
 	const createdAt = nextCreatedAt();
 	const id = `${compactStamp(createdAt)}-${randomBytes(3).toString('hex')}`;
@@ -56,7 +57,7 @@ export async function backupOriginals(storageDir: string, title: string, changes
 	await fs.promises.mkdir(dir, { recursive: true, mode: PRIVATE_FOLDER_MODE });
 	const files = await Promise.all(changes.map(async (change, index): Promise<BackupEntry> => {
 		const copy = `${index}-${path.basename(change.path)}`;
-		const existed = await copyOriginal(change, path.join(dir, copy), reach);
+		const existed = fromPlan ? await copyPlanned(change, path.join(dir, copy)) : await copyOriginal(change, path.join(dir, copy), reach);
 		return {
 			path: change.path,
 			displayPath: change.displayPath,
@@ -70,6 +71,16 @@ export async function backupOriginals(storageDir: string, title: string, changes
 	await fs.promises.writeFile(path.join(dir, MANIFEST), JSON.stringify({ id, title, ...(tool ? { tool } : {}), createdAt, files }, null, '\t'), { mode: PRIVATE_FILE_MODE });
 	await prune(root);
 	return { set, copies };
+}
+
+/**
+ * For files that are not on disk (a virtual workspace): the bytes the change was planned on, which
+ * the pipeline has just found byte for byte in the file. False when the change creates the file.
+ */
+async function copyPlanned(change: FileChange, copy: string): Promise<boolean> {
+	if (change.before === null) return false;
+	await fs.promises.writeFile(copy, change.before, { mode: PRIVATE_FILE_MODE });
+	return true;
 }
 
 /** False when there was no file to copy. */

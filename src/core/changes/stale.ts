@@ -7,6 +7,7 @@ import { readHead, readWhole } from '../files/files';
 import { encodeText, hasBom } from '../text/text';
 import { formatCount } from '../results/truncate';
 import { OpenedFile, openForReading } from '../files/verifiedOpen';
+import { FileSystem, nodeFileSystem, readBounded } from '../files/fileSystem';
 
 /**
  * The stale-write rules: a change is made on what the model last saw and committed only onto the
@@ -25,7 +26,7 @@ export async function checkStillAsShown(ctx: ToolContext, changes: readonly File
 		// The editor's unsaved text may be unchanged while the file under it was rewritten: saving
 		// the change would overwrite that.
 		const planned = disk.get(change.path);
-		const onDisk = await statOrNull(change.path);
+		const onDisk = await statOrNull(ctx.boundary.fileSystem, change.path);
 		if (now.fromEditor && planned && (onDisk === null || !sameVersion(onDisk, planned))) {
 			throw staleError(change.displayPath, planned, onDisk, 'while waiting for confirmation');
 		}
@@ -55,12 +56,13 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
  */
 export async function checkNotStale(ctx: ToolContext, changes: readonly FileChange[]): Promise<Map<string, FileVersion | null>> {
 	const disk = new Map<string, FileVersion | null>();
+	const fileSystem = ctx.boundary.fileSystem;
 	for (const change of changes) {
-		const stat = await statOrNull(change.path);
+		const stat = await statOrNull(fileSystem, change.path);
 		disk.set(change.path, stat);
 		if (change.before === null) {
 			if (stat) throw new ToolError('already_exists', `${change.displayPath} was created by someone else while this change was prepared. Nothing was written. Read it, then decide whether to overwrite it.`);
-			await assertWritable(await nearestExisting(path.dirname(change.path)), `the folder for ${change.displayPath}`);
+			if (fileSystem.local) await assertWritable(await nearestExisting(path.dirname(change.path)), `the folder for ${change.displayPath}`);
 			continue;
 		}
 		if (!stat) throw new ToolError('stale_write', `${change.displayPath} was deleted or moved on disk since it was read. Nothing was written. Check with list_dir or find_files, then read it again.`);
@@ -69,8 +71,8 @@ export async function checkNotStale(ctx: ToolContext, changes: readonly FileChan
 		if (!fromEditor && stat.size !== change.before.byteLength) {
 			throw staleError(change.displayPath, { mtimeMs: stat.mtimeMs, size: change.before.byteLength }, stat, 'while the change was being prepared');
 		}
-		await assertWritable(change.path, change.displayPath);
-		if (change.movedTo && await statOrNull(change.movedTo.path)) {
+		if (fileSystem.local) await assertWritable(change.path, change.displayPath);
+		if (change.movedTo && await statOrNull(fileSystem, change.movedTo.path)) {
 			throw new ToolError('already_exists', `${change.movedTo.displayPath} already exists, so ${change.displayPath} cannot be moved there. Nothing was written.`);
 		}
 	}
@@ -90,7 +92,7 @@ async function assertWritable(absolute: string, what: string): Promise<void> {
 
 async function nearestExisting(folder: string): Promise<string> {
 	for (let current = folder; ; current = path.dirname(current)) {
-		if (await statOrNull(current) || path.dirname(current) === current) return current;
+		if (await statOrNull(nodeFileSystem, current) || path.dirname(current) === current) return current;
 	}
 }
 
@@ -110,9 +112,9 @@ function staleError(displayPath: string, known: FileVersion, now: FileVersion | 
 	);
 }
 
-async function statOrNull(absolute: string): Promise<FileVersion | null> {
+async function statOrNull(fileSystem: FileSystem, absolute: string): Promise<FileVersion | null> {
 	try {
-		const stat = await fs.promises.stat(absolute);
+		const stat = await fileSystem.stat(absolute);
 		return { mtimeMs: stat.mtimeMs, size: stat.size };
 	} catch {
 		return null;
@@ -120,7 +122,7 @@ async function statOrNull(absolute: string): Promise<FileVersion | null> {
 }
 
 /** What this tool host wrote is what it knows: the next change to these files is not stale. */
-export async function recordVersions(state: SharedState, changes: readonly FileChange[]): Promise<void> {
+export async function recordVersions(state: SharedState, changes: readonly FileChange[], fileSystem: FileSystem = nodeFileSystem): Promise<void> {
 	for (const change of changes) {
 		const target = change.movedTo?.path ?? change.path;
 		if (change.movedTo) state.fileVersions.delete(change.path);
@@ -128,7 +130,7 @@ export async function recordVersions(state: SharedState, changes: readonly FileC
 			state.fileVersions.delete(target);
 			continue;
 		}
-		const version = await statOrNull(target);
+		const version = await statOrNull(fileSystem, target);
 		if (version) state.fileVersions.set(target, withDigest(version, change.after));
 		else state.fileVersions.delete(target);
 	}
@@ -170,7 +172,7 @@ export async function currentVersion(handle: fs.promises.FileHandle): Promise<Fi
 	return withDigest(version, bytes);
 }
 
-function withDigest(version: FileVersion, bytes: Uint8Array | null): FileVersion {
+export function withDigest(version: FileVersion, bytes: Uint8Array | null): FileVersion {
 	return bytes !== null && bytes.byteLength === version.size && bytes.byteLength <= DIGEST_MAX_BYTES ? { ...version, sha256: digest(bytes) } : version;
 }
 
@@ -180,6 +182,7 @@ function digest(bytes: Uint8Array): string {
 
 /** A file as a change sees it (the editor's unsaved text first), after `check` has seen its version. */
 async function readFileAsChanged(ctx: ToolContext, absolute: string, displayPath: string, check?: (version: FileVersion) => void): Promise<CurrentFile> {
+	if (!ctx.boundary.fileSystem.local) return readVirtualAsChanged(ctx.boundary.fileSystem, absolute, displayPath, check);
 	let file: OpenedFile;
 	try {
 		// What a change is made on must be inside the workspace when it is read, not only when it was resolved.
@@ -204,6 +207,19 @@ async function readFileAsChanged(ctx: ToolContext, absolute: string, displayPath
 	} finally {
 		await handle.close().catch(() => undefined);
 	}
+}
+
+/**
+ * A file of a virtual workspace: no descriptor to verify and no ranged reads, so it is read whole
+ * (bounded, see readBounded). Unsaved editor text is not looked up: the editor's dirtyText knows
+ * files on disk only.
+ */
+async function readVirtualAsChanged(fileSystem: FileSystem, absolute: string, displayPath: string, check?: (version: FileVersion) => void): Promise<CurrentFile> {
+	const stat = await fileSystem.stat(absolute).catch(() => null);
+	if (stat === null) return { exists: false, bytes: null, fromEditor: false };
+	if (!stat.isFile()) throw new ToolError('is_directory', `${displayPath} is not a file (a folder?). Give the path of a file; list the folder with list_dir.`);
+	check?.({ mtimeMs: stat.mtimeMs, size: stat.size });
+	return { exists: true, bytes: await readBounded(fileSystem, absolute, displayPath), fromEditor: false };
 }
 
 /** The stale-write rule on its own, for tools that want to fail before computing anything. */

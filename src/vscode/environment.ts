@@ -1,11 +1,12 @@
 import * as vscode from 'vscode';
-import { Boundary, WorkspaceRoot } from '../core/policy/boundary';
+import { Boundary, virtualBoundaryOptions, WorkspaceRoot } from '../core/policy/boundary';
 import { createSharedState, Host } from '../core/context';
 import { commandLogDir } from '../core/commands/process';
 import type { Settings } from '../core/policy/settings';
 import { ensurePrivateFolder } from '../core/files/storage';
 import type { ToolEnvironment } from '../tools/registry';
 import { readSettings, SECTION } from './settings';
+import { checkServed, createWorkspaceFileSystem } from './workspaceFs';
 
 /** Settings sections the core's Settings are read from (see settings.ts). */
 const SETTINGS_SECTIONS = [SECTION, 'files.exclude', 'search.exclude'];
@@ -48,6 +49,8 @@ function buildBoundary(host: Host, settings: Settings): Promise<Boundary> {
 	// VS Code's storage folder is this workspace's own; made private before the first log or backup
 	// lands in it (a StorageError here is not cached: the next call tries again).
 	ensurePrivateFolder(host.storageDir, { tighten: true });
+	const folders = vscode.workspace.workspaceFolders ?? [];
+	if (folders.some(folder => folder.uri.scheme !== 'file')) return virtualBoundary(folders, settings);
 	return Boundary.create({
 		roots: workspaceRoots(),
 		fileAccess: settings.fileAccess,
@@ -57,4 +60,15 @@ function buildBoundary(host: Host, settings: Settings): Promise<Boundary> {
 		// Backups and the rest of the storage stay out of the tools' reach, in any workspace folder.
 		privatePaths: [host.storageDir],
 	});
+}
+
+/**
+ * A workspace with a folder that is not on disk: every folder is reached through
+ * vscode.workspace.fs, and paths are the folders' URI paths. A scheme no provider serves is refused
+ * here, before any tool runs (not cached: the provider may come later).
+ */
+function virtualBoundary(folders: readonly vscode.WorkspaceFolder[], settings: Settings): Promise<Boundary> {
+	checkServed(folders.find(folder => folder.uri.scheme !== 'file')!.uri.scheme);
+	const roots = folders.map(folder => ({ name: folder.name, path: folder.uri.path }));
+	return Boundary.create(virtualBoundaryOptions(roots, settings, createWorkspaceFileSystem(folders)));
 }

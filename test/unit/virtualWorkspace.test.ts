@@ -1,6 +1,8 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
+import { listBackups, restoreChanges } from '../../src/core/changes/backups';
 import { applyThroughFileSystem } from '../../src/core/changes/virtualCommit';
 import { readBounded } from '../../src/core/files/fileSystem';
 import { searchFile, searchRegex, walkFiles } from '../../src/core/search/walk';
@@ -8,11 +10,12 @@ import { makeHarness } from './helpers';
 import { MemoryFileSystem } from './support/memoryFileSystem';
 
 const encode = (text: string) => new TextEncoder().encode(text);
+const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
 
 function virtualWorkspace(files: Record<string, string | Uint8Array> = {}) {
 	const memory = new MemoryFileSystem('memfs', Object.fromEntries(Object.entries(files).map(([rel, content]) => [`/ws/${rel}`, content])));
 	memory.folders.add('/ws');
-	const storageDir = fs.mkdtempSync(path.join(require('node:os').tmpdir(), 'tb-virtual-'));
+	const storageDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-virtual-'));
 	const harness = makeHarness('/ws', { fileSystem: memory, storageDir });
 	return { memory, harness, storageDir, cleanup: () => fs.rmSync(storageDir, { recursive: true, force: true }) };
 }
@@ -61,9 +64,16 @@ describe('virtual workspace (file-system port)', () => {
 		await harness.text('apply_patch', { patch: '*** Begin Patch\n*** Update File: a.txt\n@@\n-alpha\n+ALPHA\n*** Add File: c.txt\n+sea\n*** End Patch' });
 		assert.equal(memory.text('/ws/a.txt'), 'ALPHA\nBETA\n');
 		assert.equal(memory.text('/ws/c.txt'), 'sea\n');
-		const sets = fs.readdirSync(path.join(storageDir, 'backups'));
-		assert.equal(sets.length, 3);
-		assert.equal(harness.asked.length, 3);
+		await harness.text('write_output', { name: 'report', content: '# Report' });
+		assert.equal(memory.text('/ws/outputs/report.md'), '# Report\n');
+		assert.equal(harness.asked.length, 4);
+		// The backup holds the planned bytes; a restore reads the current file through the port.
+		const [latestPatch] = (await listBackups(storageDir)).filter(set => set.tool === 'apply_patch');
+		const restore = await restoreChanges(latestPatch, absolute => absolute, memory);
+		assert.deepEqual(restore.map(change => [change.path, change.before && decode(change.before), change.after && decode(change.after)]), [
+			['/ws/a.txt', 'ALPHA\nBETA\n', 'alpha\nBETA\n'],
+			['/ws/c.txt', 'sea\n', null],
+		]);
 	});
 
 	it('refuses an edit of a file that changed since it was read, and writes nothing', async () => {

@@ -6,6 +6,7 @@ import { ToolError } from '../results/errors';
 import { compactStamp } from '../files/files';
 import { PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE } from '../files/storage';
 import { OpenedFile, openForReading, pathOfOpened, Reach } from '../files/verifiedOpen';
+import { FileSystem, nodeFileSystem } from '../files/fileSystem';
 
 /**
  * Before every mutation the files it touches are copied to `<storageDir>/backups/<set>/`, with a
@@ -132,11 +133,12 @@ export async function listBackups(storageDir: string): Promise<BackupSet[]> {
  * The change set that puts a backup's files back: each file gets its copy's bytes, files the
  * change created are deleted, and moved files return to where they were.
  */
-export async function restoreChanges(set: BackupSet, display: (absolute: string) => string): Promise<FileChange[]> {
+export async function restoreChanges(set: BackupSet, display: (absolute: string) => string, fileSystem: FileSystem = nodeFileSystem): Promise<FileChange[]> {
 	const changes: FileChange[] = [];
 	for (const entry of set.files) {
 		const current = entry.movedTo ?? entry.path;
-		const now = await fs.promises.readFile(current).catch(() => null);
+		// The workspace's file (on disk, or through the port in a virtual workspace); the copy is on disk.
+		const now = await fileSystem.readFile(current).catch(() => null);
 		const original = entry.existed && entry.copy ? await fs.promises.readFile(path.join(set.dir, entry.copy)) : null;
 		if (now === null && original === null) continue;
 		if (entry.movedTo && now !== null && original !== null) {

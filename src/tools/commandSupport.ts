@@ -2,7 +2,6 @@ import { Type } from '@sinclair/typebox';
 import type { PendingCall, ToolContext } from '../core/context';
 import { BoundaryError, CancelledError, ToolError, ValidationError } from '../core/results/errors';
 import { statOrExplain } from '../core/files/files';
-import { commandLogDir } from '../core/commands/process';
 import { explainBlocked } from '../core/sandbox/blocked';
 import { decideSandbox, openSandbox, Sandbox, SandboxDecision } from '../core/sandbox/runtime';
 import type { Session, SessionManager } from '../core/commands/sessions';
@@ -143,7 +142,7 @@ export async function openCommandSandbox(decision: SandboxDecision, ctx: ToolCon
 		denyRead: settings.denyRead,
 		network: settings.network === 'on',
 		storageRoot: ctx.host.sandbox?.storageRoot ?? ctx.host.storageDir,
-		logDir: commandLogDir(ctx.host.storageDir),
+		logDir: ctx.state.commandLogs.dir,
 	}, ctx.host.sandbox);
 	// Finding the protected paths takes a moment: a call cancelled meanwhile starts nothing.
 	if (ctx.signal.aborted) {

@@ -49,7 +49,7 @@ export const findFilesTool = defineTool({
 async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 	if (!ctx.boundary.fileSystem.local) return findVirtualFiles(input, ctx);
 	const scopes = await searchScopes(ctx, input.path, 'directory', 'find_files');
-	const limit = input.limit ?? ctx.limits.listEntries;
+	const limit = input.limit ?? ctx.settings.limits.listEntries;
 	const offset = input.offset ?? 0;
 	const keep = new TopK<Found>(offset + limit, (a, b) => a.order - b.order || comparePaths(a.relative, b.relative));
 	const includeHidden = input.includeHidden ?? false;

@@ -85,7 +85,7 @@ interface Collected {
 async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 	if (!ctx.boundary.fileSystem.local) return grepVirtual(input, ctx);
 	const scopes = await searchScopes(ctx, input.path, 'any', 'grep');
-	const limit = input.limit ?? ctx.limits.grepMatches;
+	const limit = input.limit ?? ctx.settings.limits.grepMatches;
 	const offset = input.offset ?? 0;
 	const context = input.context ?? 0;
 	const wanted = offset + limit + 1;
@@ -291,7 +291,7 @@ function longLinesOf(page: readonly PageFile[], context: number): WindowSearch[]
 }
 
 function render(input: Input, collected: Collected, page: readonly PageFile[], offset: number, limit: number, ctx: ToolContext): ToolResult {
-	const budget = ctx.limits.readBytes;
+	const budget = ctx.settings.limits.readBytes;
 	const out: string[] = [];
 	let bytes = 0;
 	let shown = 0;

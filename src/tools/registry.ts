@@ -1,8 +1,7 @@
 import { Value } from '@sinclair/typebox/value';
 import { mustReachPerson, needsApproval } from '../core/policy/approval';
-import type { Boundary } from '../core/policy/boundary';
 import {
-	ApprovalRequest, CommandExit, Host, isPending, PendingCall, SharedState, ToolContext, ToolEvent, ToolEventFields, ToolStatus,
+	ApprovalRequest, CommandExit, isPending, PendingCall, ToolContext, ToolEnvironment, ToolEvent, ToolEventFields, ToolStatus,
 } from '../core/context';
 import { CancelledError, DeclinedError, throwIfAborted, ToolError, ValidationError } from '../core/results/errors';
 import { resultText, toErrorResult, ToolResult } from '../core/results/result';
@@ -12,15 +11,6 @@ import { needsVscode } from './codeSupport';
 import { PendingCalls } from './pendingCalls';
 import { contributedName, isSwitchedOff, modelName, needsDiskFolder, safeDescribe, ToolDefinition } from './tool';
 import { needsDisk } from '../core/files/fileSystem';
-
-/** What a registry needs from where it runs (VS Code or plain Node). */
-export interface ToolEnvironment {
-	readonly host: Host;
-	readonly state: SharedState;
-	settings(): Settings;
-	/** Rebuilt by the environment when folders or settings change; cheap to call. */
-	boundary(): Promise<Boundary>;
-}
 
 /**
  * How approval is decided for one call:
@@ -181,6 +171,7 @@ export class ToolRegistry {
 		return result;
 	}
 
+	/** The one place a ToolContext is made. */
 	private async context(
 		tool: ToolDefinition,
 		options: InvokeOptions,
@@ -191,7 +182,6 @@ export class ToolRegistry {
 			tool: tool.name,
 			boundary: await this.env.boundary(),
 			settings,
-			limits: settings.limits,
 			signal: options.signal ?? new AbortController().signal,
 			host: this.env.host,
 			state: this.env.state,

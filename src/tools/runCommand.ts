@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { PendingCall, ToolContext } from '../core/context';
 import { CancelledError, ToolError } from '../core/results/errors';
 import {
-	commandLogDir, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, pruneLogs, RunResult, runProcess, SpawnError, StreamCapture,
+	DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, RunResult, runProcess, SpawnError, StreamCapture,
 } from '../core/commands/process';
 import { textResult, ToolResult } from '../core/results/result';
 import { cleanTerminalText } from '../core/commands/ansi';
@@ -27,12 +27,6 @@ const schema = Type.Object({
 }, { additionalProperties: false });
 
 type Input = typeof schema.static;
-
-/** Log files kept in the commands folder (two per command at most). */
-const LOGS_KEPT = 400;
-/** Prune the folder every this many commands (and on the first). */
-const PRUNE_EVERY = 25;
-let commandsRun = 0;
 
 export const runCommandTool = defineTool({
 	name: 'run_command',
@@ -62,8 +56,7 @@ async function run(input: Input, ctx: ToolContext): Promise<PendingCall> {
 }
 
 async function runApproved(input: Input, dir: CommandDir, decision: SandboxDecision, ctx: ToolContext): Promise<ToolResult> {
-	const logDir = commandLogDir(ctx.host.storageDir);
-	if (commandsRun++ % PRUNE_EVERY === 0) await pruneLogs(logDir, LOGS_KEPT);
+	await ctx.state.commandLogs.beforeCommand();
 	const sandbox = await openCommandSandbox(decision, ctx);
 	let result: RunResult;
 	try {
@@ -74,8 +67,8 @@ async function runApproved(input: Input, dir: CommandDir, decision: SandboxDecis
 			stdin: input.stdin,
 			env: envVariables(input.env),
 			signal: ctx.signal,
-			maxOutputBytes: ctx.limits.commandBytes,
-			logDir,
+			maxOutputBytes: ctx.settings.limits.commandBytes,
+			logDir: ctx.state.commandLogs.dir,
 			sandbox,
 		});
 	} catch (error) {
@@ -85,7 +78,7 @@ async function runApproved(input: Input, dir: CommandDir, decision: SandboxDecis
 		await sandbox.dispose();
 	}
 	if (result.end === 'cancelled') throw new CancelledError('The command');
-	if (result.leftRunning && result.pid !== undefined) ctx.state.sessions?.adoptBackground(result.pid, input.command);
+	if (result.leftRunning && result.pid !== undefined) ctx.state.sessions.adoptBackground(result.pid, input.command);
 	ctx.note({ target: oneLine(input.command, 60), bytes: result.stdout.buffer.totalBytes + result.stderr.buffer.totalBytes });
 	return render(input, dir.display, result, sandbox);
 }

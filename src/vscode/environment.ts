@@ -1,10 +1,9 @@
 import * as vscode from 'vscode';
-import { Boundary, virtualBoundaryOptions, WorkspaceRoot } from '../core/policy/boundary';
-import { createSharedState, Host } from '../core/context';
-import { commandLogDir } from '../core/commands/process';
+import type { Boundary, WorkspaceRoot } from '../core/policy/boundary';
+import { workspaceBoundary } from '../core/policy/workspaceBoundary';
+import { createSharedState, Host, ToolEnvironment } from '../core/context';
 import type { Settings } from '../core/policy/settings';
 import { ensurePrivateFolder } from '../core/files/storage';
-import type { ToolEnvironment } from '../tools/registry';
 import { readSettings, SECTION } from './settings';
 import { checkServed, createWorkspaceFileSystem } from './workspaceFs';
 
@@ -33,7 +32,7 @@ export function createVscodeEnvironment(host: Host, subscriptions: vscode.Dispos
 	);
 	return {
 		host,
-		state: createSharedState(),
+		state: createSharedState(host.storageDir),
 		settings: currentSettings,
 		boundary: () => (boundary ??= buildBoundary(host, currentSettings())),
 	};
@@ -50,16 +49,8 @@ function buildBoundary(host: Host, settings: Settings): Promise<Boundary> {
 	// lands in it (a StorageError here is not cached: the next call tries again).
 	ensurePrivateFolder(host.storageDir, { tighten: true });
 	const folders = vscode.workspace.workspaceFolders ?? [];
-	if (folders.some(folder => folder.uri.scheme !== 'file')) return virtualBoundary(folders, settings);
-	return Boundary.create({
-		roots: workspaceRoots(),
-		fileAccess: settings.fileAccess,
-		// Command logs live in the extension's storage; read_file pages them.
-		additionalReadPaths: [...settings.additionalReadPaths, commandLogDir(host.storageDir)],
-		protectedPaths: settings.protectedPaths,
-		// Backups and the rest of the storage stay out of the tools' reach, in any workspace folder.
-		privatePaths: [host.storageDir],
-	});
+	if (folders.some(folder => folder.uri.scheme !== 'file')) return virtualBoundary(host, folders, settings);
+	return workspaceBoundary({ roots: workspaceRoots(), settings, storageDir: host.storageDir });
 }
 
 /**
@@ -67,8 +58,8 @@ function buildBoundary(host: Host, settings: Settings): Promise<Boundary> {
  * vscode.workspace.fs, and paths are the folders' URI paths. A scheme no provider serves is refused
  * here, before any tool runs (not cached: the provider may come later).
  */
-function virtualBoundary(folders: readonly vscode.WorkspaceFolder[], settings: Settings): Promise<Boundary> {
+function virtualBoundary(host: Host, folders: readonly vscode.WorkspaceFolder[], settings: Settings): Promise<Boundary> {
 	checkServed(folders.find(folder => folder.uri.scheme !== 'file')!.uri.scheme);
 	const roots = folders.map(folder => ({ name: folder.name, path: folder.uri.path }));
-	return Boundary.create(virtualBoundaryOptions(roots, settings, createWorkspaceFileSystem(folders)));
+	return workspaceBoundary({ roots, settings, storageDir: host.storageDir, fileSystem: createWorkspaceFileSystem(folders) });
 }

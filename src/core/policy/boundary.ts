@@ -4,7 +4,6 @@ import picomatch from 'picomatch';
 import { BoundaryError, BoundaryRule, fromNodeError, ToolError } from '../results/errors';
 import { contains, relativeTo, toPosix } from '../files/paths';
 import { FileSystem, nodeFileSystem } from '../files/fileSystem';
-import type { Settings } from './settings';
 
 /**
  * Every path a tool touches goes through here (TOOLS.md principle 1). Paths are checked twice:
@@ -38,14 +37,6 @@ export interface BoundaryOptions {
 	 * real path and whether it exists is asked of this file system.
 	 */
 	fileSystem?: FileSystem;
-}
-
-/**
- * The boundary of a virtual workspace: its folders' URI paths. Extra read paths and Toolbelt's
- * storage are disk paths, which a path of this workspace never reaches (it goes to `fileSystem`).
- */
-export function virtualBoundaryOptions(roots: WorkspaceRoot[], settings: Pick<Settings, 'fileAccess' | 'protectedPaths'>, fileSystem: FileSystem): BoundaryOptions {
-	return { roots, fileAccess: settings.fileAccess, additionalReadPaths: [], protectedPaths: settings.protectedPaths, fileSystem };
 }
 
 export type Access = 'read' | 'write';

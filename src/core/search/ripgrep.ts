@@ -10,6 +10,7 @@ import { readOnlySearch, SandboxHostOptions } from '../sandbox/runtime';
  * as soon as it has what it needs.
  */
 
+/** A lazy memo of a fact that never changes while the process runs (where rg is), so it may be module-wide. */
 let cachedPath: string | undefined;
 
 /** The rg binary. Required lazily so the module loads where the package is missing (it is external to the bundle). */

@@ -31,7 +31,7 @@ interface Listed {
 export async function listVirtualDir(input: ListInput, ctx: ToolContext): Promise<ToolResult> {
 	const fileSystem = ctx.boundary.fileSystem;
 	const depth = input.depth ?? 2;
-	const limit = input.limit ?? ctx.limits.listEntries;
+	const limit = input.limit ?? ctx.settings.limits.listEntries;
 	const offset = input.offset ?? 0;
 	const target = await ctx.boundary.resolve(input.path || '.', 'read');
 	const stat = await statOrExplain(fileSystem, target.absolute, target.display);

@@ -23,8 +23,8 @@ export async function readVirtualFile(input: Input, ctx: ToolContext): Promise<T
 	if (input.encoding === 'base64') return base64Window(buffer, display, input, ctx);
 	const kind = sniff(buffer.subarray(0, 8192));
 	if (kind.kind === 'image') {
-		if (bytes.byteLength > ctx.limits.imageBytes) {
-			throw new ToolError('too_large', `${display} is a ${kind.format} image of ${formatBytes(bytes.byteLength)}, over the ${formatBytes(ctx.limits.imageBytes)} image cap. Describe what you need from it to the user.`);
+		if (bytes.byteLength > ctx.settings.limits.imageBytes) {
+			throw new ToolError('too_large', `${display} is a ${kind.format} image of ${formatBytes(bytes.byteLength)}, over the ${formatBytes(ctx.settings.limits.imageBytes)} image cap. Describe what you need from it to the user.`);
 		}
 		ctx.note({ target: display });
 		return {
@@ -39,7 +39,7 @@ export async function readVirtualFile(input: Input, ctx: ToolContext): Promise<T
 	await withFileLocks(ctx.state, [target.absolute], async () => {
 		ctx.state.fileVersions.set(target.absolute, withDigest({ mtimeMs: stat.mtimeMs, size: bytes.byteLength }, bytes));
 	});
-	const limit = Math.min(input.limit ?? ctx.limits.readLines, ctx.limits.readLines * 10);
+	const limit = Math.min(input.limit ?? ctx.settings.limits.readLines, ctx.settings.limits.readLines * 10);
 	const window = await readWindow(undefined, bytes.byteLength, buffer.toString('utf8'), input, limit, ctx);
 	ctx.note({ target: display });
 	return render(display, window, input, limit, ctx, false);
@@ -54,7 +54,7 @@ function base64Window(bytes: Buffer, display: string, input: Input, ctx: ToolCon
 	if (start >= size) {
 		throw new ToolError('invalid_input', `offset ${offset} is past the end of ${display}, which has ${formatCount(size)} bytes. Use an offset from 1 to ${formatCount(size)}, or a negative one to read from the end.`);
 	}
-	const end = Math.min(size, start + Math.floor((ctx.limits.readBytes * 3) / 4));
+	const end = Math.min(size, start + Math.floor((ctx.settings.limits.readBytes * 3) / 4));
 	const more = end < size;
 	const tail = more ? `\n${omittedMarker({ bytes: size - end, hint: `use offset=${end + 1} to continue` })}` : '';
 	ctx.note({ target: display });

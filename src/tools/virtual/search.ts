@@ -62,7 +62,7 @@ interface FindInput extends WalkInput {
 }
 
 export async function findVirtualFiles(input: FindInput, ctx: ToolContext): Promise<ToolResult> {
-	const limit = input.limit ?? ctx.limits.listEntries;
+	const limit = input.limit ?? ctx.settings.limits.listEntries;
 	const offset = input.offset ?? 0;
 	const matches = globMatcher([input.pattern]);
 	const page: string[] = [];
@@ -96,7 +96,7 @@ interface GrepInput extends WalkInput {
 }
 
 export async function grepVirtual(input: GrepInput, ctx: ToolContext): Promise<ToolResult> {
-	const limit = input.limit ?? ctx.limits.grepMatches;
+	const limit = input.limit ?? ctx.settings.limits.grepMatches;
 	const offset = input.offset ?? 0;
 	const options = { pattern: input.pattern, fixedStrings: input.fixedStrings ?? false, ignoreCase: input.ignoreCase ?? false, signal: ctx.signal };
 	const regex = searchRegex(options);
@@ -129,7 +129,7 @@ export async function grepVirtual(input: GrepInput, ctx: ToolContext): Promise<T
 		: `${complete ? formatCount(seen) : `more than ${formatCount(offset + limit)}`} matching line${seen === 1 ? '' : 's'} for ${JSON.stringify(input.pattern)} (showing ${formatCount(offset + 1)}–${formatCount(offset + shown)}):`];
 	for (const group of groups) {
 		lines.push(`${group.display}:`);
-		for (const match of group.matches) lines.push(`  ${match.line}: ${cutLine(match.text, ctx.limits.lineChars).text}`);
+		for (const match of group.matches) lines.push(`  ${match.line}: ${cutLine(match.text, ctx.settings.limits.lineChars).text}`);
 	}
 	if (!complete && shown > 0) lines.push(`[… more matches omitted; use offset=${offset + shown} to continue, or narrow pattern, glob or path …]`);
 	if (skipped.length) lines.push(`(not searched, too large to read whole here: ${skipped.slice(0, 8).join(', ')})`);

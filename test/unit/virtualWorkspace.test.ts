@@ -4,7 +4,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { listBackups, restoreChanges } from '../../src/core/changes/backups';
 import { applyThroughFileSystem } from '../../src/core/changes/virtualCommit';
-import { readBounded } from '../../src/core/files/fileSystem';
+import { nodeFileSystem, readBounded } from '../../src/core/files/fileSystem';
 import { searchFile, searchRegex, walkFiles } from '../../src/core/search/walk';
 import { makeHarness } from './helpers';
 import { MemoryFileSystem } from './support/memoryFileSystem';
@@ -155,5 +155,25 @@ describe('bounded walk and JS search', () => {
 		await assert.rejects(applyThroughFileSystem(memory, changes, options.signal), /b could not be written .* put back, so nothing changed/);
 		assert.equal(memory.text('/w/a'), 'a0');
 		assert.equal(memory.text('/w/new'), undefined);
+	});
+
+	it('the Node adapter serves the same operations on disk', async () => {
+		const root = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-node-fs-'));
+		try {
+			const file = path.join(root, 'a', 'b.txt');
+			const changes = [
+				{ path: file, displayPath: 'a/b.txt', before: null, after: encode('one') },
+				{ path: path.join(root, 'c.txt'), displayPath: 'c.txt', before: null, after: encode('two') },
+			];
+			await applyThroughFileSystem(nodeFileSystem, changes, options.signal);
+			assert.deepEqual((await nodeFileSystem.readDirectory(root)).map(entry => [entry.name, entry.kind]).sort(), [['a', 'directory'], ['c.txt', 'file']]);
+			await applyThroughFileSystem(nodeFileSystem, [{ path: file, displayPath: 'a/b.txt', before: encode('one'), after: encode('one'), movedTo: { path: path.join(root, 'c.txt'), displayPath: 'c.txt' } }], options.signal)
+				.then(() => assert.fail('a move onto an existing file must fail'), (error: Error) => assert.match(error.message, /put back, so nothing changed/));
+			assert.equal(decode(await readBounded(nodeFileSystem, file, 'a/b.txt')), 'one');
+			await nodeFileSystem.delete(file);
+			await assert.rejects(readBounded(nodeFileSystem, file, 'a/b.txt'), (error: Error & { code?: string }) => error.code === 'not_found');
+		} finally {
+			fs.rmSync(root, { recursive: true, force: true });
+		}
 	});
 });

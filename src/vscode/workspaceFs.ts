@@ -21,16 +21,16 @@ export function createWorkspaceFileSystem(folders: readonly vscode.WorkspaceFold
 	return {
 		local: false,
 		scheme,
-		stat: absolute => translate(files.stat(uriOf(absolute)).then(statOf)),
-		readFile: absolute => translate(files.readFile(uriOf(absolute))),
-		readDirectory: absolute => translate(files.readDirectory(uriOf(absolute)).then(entries => entries.map(entryOf))),
-		writeFile: async (absolute, bytes) => {
+		stat: absolute => translate(() => files.stat(uriOf(absolute)).then(statOf)),
+		readFile: absolute => translate(() => files.readFile(uriOf(absolute))),
+		readDirectory: absolute => translate(() => files.readDirectory(uriOf(absolute)).then(entries => entries.map(entryOf))),
+		writeFile: (absolute, bytes) => translate(async () => {
 			const uri = uriOf(absolute);
-			await translate(files.createDirectory(uri.with({ path: path.posix.dirname(uri.path) })));
-			await translate(files.writeFile(uri, bytes));
-		},
-		delete: absolute => translate(files.delete(uriOf(absolute), { recursive: true, useTrash: false })),
-		rename: (from, to) => translate(files.rename(uriOf(from), uriOf(to), { overwrite: false })),
+			await files.createDirectory(uri.with({ path: path.posix.dirname(uri.path) }));
+			await files.writeFile(uri, bytes);
+		}),
+		delete: absolute => translate(() => files.delete(uriOf(absolute), { recursive: true, useTrash: false })),
+		rename: (from, to) => translate(() => files.rename(uriOf(from), uriOf(to), { overwrite: false })),
 	};
 }
 
@@ -58,10 +58,10 @@ function entryOf([name, type]: [string, vscode.FileType]): DirectoryEntry {
 	return { name, kind, symlink: (type & vscode.FileType.SymbolicLink) !== 0 };
 }
 
-/** A missing file reads as Node's ENOENT, which the core already knows how to word. */
-async function translate<T>(work: Thenable<T>): Promise<T> {
+/** Always a rejection, never a throw; a missing file reads as Node's ENOENT, which the core already words. */
+async function translate<T>(work: () => Thenable<T>): Promise<T> {
 	try {
-		return await work;
+		return await work();
 	} catch (error) {
 		if (error instanceof vscode.FileSystemError && error.code === 'FileNotFound') throw Object.assign(new Error(error.message), { code: 'ENOENT' });
 		throw error;

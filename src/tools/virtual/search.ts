@@ -91,6 +91,7 @@ interface GrepInput extends WalkInput {
 	exclude?: string;
 	ignoreCase?: boolean;
 	fixedStrings?: boolean;
+	context?: number;
 	limit?: number;
 	offset?: number;
 }
@@ -133,6 +134,7 @@ export async function grepVirtual(input: GrepInput, ctx: ToolContext): Promise<T
 	}
 	if (!complete && shown > 0) lines.push(`[… more matches omitted; use offset=${offset + shown} to continue, or narrow pattern, glob or path …]`);
 	if (skipped.length) lines.push(`(not searched, too large to read whole here: ${skipped.slice(0, 8).join(', ')})`);
+	if (input.context) lines.push('(context lines are not shown in this workspace: read the lines around a match with read_file)');
 	lines.push(...walkNotes(walked), DIFFERENCE);
 	ctx.note({ target: input.pattern });
 	return textResult(lines.join('\n'), { truncated: !complete, matches: complete ? seen : undefined, returned: shown, offset, ...(!complete ? { nextOffset: offset + shown } : {}) });

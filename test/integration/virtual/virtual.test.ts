@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import { invokeText } from '../helpers';
+import { checkServed, createWorkspaceFileSystem } from '../../../src/vscode/workspaceFs';
 
 /**
  * The virtual suite: the workspace folder is memfs:/ws, served from memory by the test extension in
@@ -48,5 +49,24 @@ describe('a virtual workspace (memfs:)', () => {
 		const text = await invokeText('run_command', { command: 'ls' });
 		assert.match(text, /run_command needs a folder on disk \(file:\), this workspace is memfs:/);
 		assert.equal(provider.text('/ws/hello.txt'), 'hello\nthere\n');
+	});
+
+	it('names a scheme no provider serves, and what to do instead, in one sentence', () => {
+		assert.throws(() => checkServed('nowhere'), (error: Error) => /^No file system in this window serves the nowhere: scheme of this workspace, so Toolbelt cannot reach its files; open a folder on disk \(file:\)[^.]*\.$/.test(error.message));
+		const folder = { uri: vscode.Uri.parse('nowhere:/x'), name: 'x', index: 0 };
+		return assert.rejects(createWorkspaceFileSystem([folder]).stat('/x'), /nowhere:/);
+	});
+
+	it('the workspace.fs adapter maps paths to the folder\'s URIs and reports a missing file as ENOENT', async () => {
+		const port = createWorkspaceFileSystem(vscode.workspace.workspaceFolders!);
+		assert.equal(port.local, false);
+		assert.equal(port.scheme, 'memfs');
+		assert.ok((await port.stat('/ws/docs')).isDirectory());
+		assert.deepEqual((await port.readDirectory('/ws/docs')).map(entry => [entry.name, entry.kind]), [['notes.md', 'file']]);
+		await port.writeFile('/ws/deep/er/file.txt', new TextEncoder().encode('x'));
+		assert.equal(provider.text('/ws/deep/er/file.txt'), 'x');
+		await port.rename('/ws/deep/er/file.txt', '/ws/deep/moved.txt');
+		await port.delete('/ws/deep/moved.txt');
+		await assert.rejects(port.stat('/ws/deep/moved.txt'), (error: Error & { code?: string }) => error.code === 'ENOENT');
 	});
 });

@@ -12,18 +12,18 @@ import { MemoryFileSystem } from './support/memoryFileSystem';
 const encode = (text: string) => new TextEncoder().encode(text);
 const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
 
-function virtualWorkspace(files: Record<string, string | Uint8Array> = {}) {
+function virtualWorkspace(files: Record<string, string | Uint8Array> = {}, dirty?: Map<string, string>) {
 	const memory = new MemoryFileSystem('memfs', Object.fromEntries(Object.entries(files).map(([rel, content]) => [`/ws/${rel}`, content])));
 	memory.folders.add('/ws');
 	const storageDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-virtual-'));
-	const harness = makeHarness('/ws', { fileSystem: memory, storageDir });
+	const harness = makeHarness('/ws', { fileSystem: memory, storageDir, dirty });
 	return { memory, harness, storageDir, cleanup: () => fs.rmSync(storageDir, { recursive: true, force: true }) };
 }
 
 describe('virtual workspace (file-system port)', () => {
 	let cleanups: (() => void)[] = [];
-	const open = (files: Record<string, string | Uint8Array> = {}) => {
-		const workspace = virtualWorkspace(files);
+	const open = (files: Record<string, string | Uint8Array> = {}, dirty?: Map<string, string>) => {
+		const workspace = virtualWorkspace(files, dirty);
 		cleanups.push(workspace.cleanup);
 		return workspace;
 	};
@@ -83,6 +83,15 @@ describe('virtual workspace (file-system port)', () => {
 		const error = await harness.error('edit_file', { path: 'a.txt', edits: [{ oldText: 'one', newText: 'two' }] });
 		assert.equal(error.code, 'stale_write');
 		assert.equal(memory.text('/ws/a.txt'), 'one, changed elsewhere\n');
+	});
+
+	it('shows unsaved editor text, and refuses to write under it', async () => {
+		const { memory, harness } = open({ 'a.txt': 'saved\n' }, new Map([['/ws/a.txt', 'unsaved\n']]));
+		assert.match(await harness.text('read_file', { path: 'a.txt' }), /^a\.txt \(unsaved editor text\): lines 1–1 of 1\n1\tunsaved/);
+		const error = await harness.error('edit_file', { path: 'a.txt', edits: [{ oldText: 'unsaved', newText: 'x' }] });
+		assert.equal(error.code, 'unavailable');
+		assert.match(error.message, /^a\.txt has unsaved changes in an editor.*Nothing was written/);
+		assert.equal(memory.text('/ws/a.txt'), 'saved\n');
 	});
 
 	it('keeps protected paths asking and the boundary closed', async () => {

@@ -182,7 +182,7 @@ function digest(bytes: Uint8Array): string {
 
 /** A file as a change sees it (the editor's unsaved text first), after `check` has seen its version. */
 async function readFileAsChanged(ctx: ChangeContext, absolute: string, displayPath: string, check?: (version: FileVersion) => void): Promise<CurrentFile> {
-	if (!ctx.boundary.fileSystem.local) return readVirtualAsChanged(ctx.boundary.fileSystem, absolute, displayPath, check);
+	if (!ctx.boundary.fileSystem.local) return readVirtualAsChanged(ctx, absolute, displayPath, check);
 	let file: OpenedFile;
 	try {
 		// What a change is made on must be inside the workspace when it is read, not only when it was resolved.
@@ -211,10 +211,14 @@ async function readFileAsChanged(ctx: ChangeContext, absolute: string, displayPa
 
 /**
  * A file of a virtual workspace: no descriptor to verify and no ranged reads, so it is read whole
- * (bounded, see readBounded). Unsaved editor text is not looked up: the editor's dirtyText knows
- * files on disk only.
+ * (bounded, see readBounded). Its changes are written through the file system, not as an editor
+ * edit, so a file with unsaved editor changes is refused rather than written under them.
  */
-async function readVirtualAsChanged(fileSystem: FileSystem, absolute: string, displayPath: string, check?: (version: FileVersion) => void): Promise<CurrentFile> {
+async function readVirtualAsChanged(ctx: ChangeContext, absolute: string, displayPath: string, check?: (version: FileVersion) => void): Promise<CurrentFile> {
+	const fileSystem = ctx.boundary.fileSystem;
+	if (ctx.host.dirtyText(absolute) !== undefined) {
+		throw new ToolError('unavailable', `${displayPath} has unsaved changes in an editor, and in this workspace (${fileSystem.scheme}:) Toolbelt writes files directly, which would conflict with them. Nothing was written. Ask the user to save or revert ${displayPath}, then try again.`);
+	}
 	const stat = await fileSystem.stat(absolute).catch(() => null);
 	if (stat === null) return { exists: false, bytes: null, fromEditor: false };
 	if (!stat.isFile()) throw new ToolError('is_directory', `${displayPath} is not a file (a folder?). Give the path of a file; list the folder with list_dir.`);

@@ -18,6 +18,12 @@ export async function readVirtualFile(input: Input, ctx: ToolContext): Promise<T
 	const target = await ctx.boundary.resolve(input.path, 'read');
 	const display = target.display;
 	const stat = await statOrExplain(fileSystem, target.absolute, display);
+	const limit = Math.min(input.limit ?? ctx.settings.limits.readLines, ctx.settings.limits.readLines * 10);
+	const dirty = input.encoding === 'base64' ? undefined : ctx.host.dirtyText(target.absolute);
+	if (dirty !== undefined) {
+		ctx.note({ target: display });
+		return render(display, await readWindow(undefined, stat.size, dirty, input, limit, ctx), input, limit, ctx, true);
+	}
 	const bytes = await readBounded(fileSystem, target.absolute, display);
 	const buffer = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 	if (input.encoding === 'base64') return base64Window(buffer, display, input, ctx);
@@ -39,7 +45,6 @@ export async function readVirtualFile(input: Input, ctx: ToolContext): Promise<T
 	await withFileLocks(ctx.state, [target.absolute], async () => {
 		ctx.state.fileVersions.set(target.absolute, withDigest({ mtimeMs: stat.mtimeMs, size: bytes.byteLength }, bytes));
 	});
-	const limit = Math.min(input.limit ?? ctx.settings.limits.readLines, ctx.settings.limits.readLines * 10);
 	const window = await readWindow(undefined, bytes.byteLength, buffer.toString('utf8'), input, limit, ctx);
 	ctx.note({ target: display });
 	return render(display, window, input, limit, ctx, false);

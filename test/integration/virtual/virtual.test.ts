@@ -41,6 +41,20 @@ describe('a virtual workspace (memfs:)', () => {
 		assert.equal(provider.text('/ws/src/more.ts'), 'export {};\n');
 	});
 
+	it('refuses to write under unsaved editor changes, which read_file shows', async () => {
+		const document = await vscode.workspace.openTextDocument(vscode.Uri.parse('memfs:/ws/docs/notes.md'));
+		const edit = new vscode.WorkspaceEdit();
+		edit.insert(document.uri, new vscode.Position(0, 0), 'draft ');
+		assert.ok(await vscode.workspace.applyEdit(edit));
+		try {
+			assert.match(await invokeText('read_file', { path: 'docs/notes.md' }), /^docs\/notes\.md \(unsaved editor text\): lines 1–2 of 2\n1\tdraft # Notes/);
+			assert.match(await invokeText('edit_file', { path: 'docs/notes.md', edits: [{ oldText: 'again', newText: 'twice' }] }), /has unsaved changes in an editor/);
+			assert.equal(provider.text('/ws/docs/notes.md'), '# Notes\nhello again\n');
+		} finally {
+			await vscode.commands.executeCommand('workbench.action.files.revert', document.uri);
+		}
+	});
+
 	it('refuses what escapes the folder', async () => {
 		assert.match(await invokeText('read_file', { path: '../outside.txt' }), /leaves the workspace/);
 	});

@@ -38,12 +38,16 @@ export interface ToolDescription {
 	readonly group: string;
 	/** Works only inside VS Code (it asks the editor's language services). */
 	readonly needsVscode: boolean;
+	/** Defined by the workspace in `.toolbelt/tools/` (see tools/custom). */
+	readonly custom?: true;
 }
 
 const RESULT_TEXT_IN_EVENTS = 4096;
 
 export class ToolRegistry {
 	private readonly tools = new Map<string, ToolDefinition>();
+	/** Custom tools from the workspace's definitions (see tools/custom), replaced whole when they change. */
+	private custom = new Map<string, ToolDefinition>();
 	private readonly listeners = new Set<(event: ToolEvent) => void>();
 	/** Calls planned by `preview`, waiting for their invocation. */
 	private readonly previewed = new PendingCalls();
@@ -54,18 +58,24 @@ export class ToolRegistry {
 	}
 
 	get(name: string): ToolDefinition | undefined {
-		return this.tools.get(modelName(name));
+		return this.tools.get(modelName(name)) ?? this.custom.get(name);
+	}
+
+	/** Offers these custom tools from now on, in place of the previous ones; a built-in name always means the built-in tool. */
+	setCustomTools(tools: readonly ToolDefinition[]): void {
+		this.custom = new Map(tools.filter(tool => !this.tools.has(tool.name)).map(tool => [tool.name, tool]));
 	}
 
 	listDefinitions(): ToolDescription[] {
-		return [...this.tools.values()].map(tool => ({
+		return [...this.tools.values(), ...this.custom.values()].map(tool => ({
 			name: tool.name,
 			contributedName: contributedName(tool),
 			description: tool.modelDescription,
-			inputSchema: tool.schema,
+			inputSchema: tool.inputSchema ?? tool.schema,
 			mutating: tool.mutating,
 			group: tool.group,
 			needsVscode: tool.needsVscode ?? false,
+			...(this.custom.has(tool.name) ? { custom: true as const } : {}),
 		}));
 	}
 
@@ -78,7 +88,7 @@ export class ToolRegistry {
 	check(name: string, input: unknown): { tool: ToolDefinition; input: any } {
 		const tool = this.get(name);
 		if (!tool) {
-			const known = [...this.tools.keys()].join(', ');
+			const known = [...this.tools.keys(), ...this.custom.keys()].join(', ');
 			throw new ToolError('unknown_tool', `There is no tool named "${name}". Known tools: ${known}.`);
 		}
 		// A switched-off tool says so whatever its input: fixing the input would not help.

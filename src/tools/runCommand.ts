@@ -150,7 +150,8 @@ interface Section {
 	linesOmitted: number;
 }
 
-function section(name: string, capture: StreamCapture): Section {
+/** One stream of a command's output for its result: head and tail kept, where the rest is. */
+export function section(name: string, capture: StreamCapture): Section {
 	const total = capture.buffer.totalBytes;
 	if (total === 0) return { text: '', truncated: false, bytesOmitted: 0, linesOmitted: 0 };
 	const where = capture.logPath ? ` (all of it is in ${capture.logPath})` : '';

@@ -6,6 +6,9 @@ import { listBackups, restoreChanges } from '../../src/core/changes/backups';
 import { applyThroughFileSystem } from '../../src/core/changes/virtualCommit';
 import { nodeFileSystem, readBounded } from '../../src/core/files/fileSystem';
 import { searchFile, searchRegex, walkFiles } from '../../src/core/search/walk';
+import { defaultSettings } from '../../src/core/policy/settings';
+import { workspaceBoundary } from '../../src/core/policy/workspaceBoundary';
+import { loadDefinitions } from '../../src/tools/custom/definitions';
 import { makeHarness } from './helpers';
 import { MemoryFileSystem } from './support/memoryFileSystem';
 
@@ -110,6 +113,13 @@ describe('virtual workspace (file-system port)', () => {
 			const error = await harness.error(tool, input);
 			assert.equal(error.message.split('. ')[0], `${tool} needs a folder on disk (file:), this workspace is memfs:`);
 		}
+	});
+
+	it('offers no custom tools: their scripts need a folder on disk', async () => {
+		const { memory, storageDir } = open({ '.toolbelt/tools/hello.json': JSON.stringify({ name: 'hello', description: 'Says hello', script: 'hello.sh' }) });
+		const boundary = await workspaceBoundary({ roots: [{ name: 'ws', path: '/ws' }], settings: defaultSettings(), storageDir, fileSystem: memory });
+		assert.deepEqual(await loadDefinitions(boundary, new Set()), { specs: [], problems: [] });
+		assert.equal(memory.reads.size, 0);
 	});
 
 	it('works the plan through the port', async () => {

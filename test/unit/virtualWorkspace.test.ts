@@ -48,6 +48,17 @@ describe('virtual workspace (file-system port)', () => {
 		assert.doesNotMatch(grep, /node_modules|hidden/);
 	});
 
+	it('lists, finds and writes across the folders of a multi-root virtual workspace', async () => {
+		const memory = new MemoryFileSystem('memfs', { '/one/a.txt': 'a\n', '/two/sub/b.txt': 'b\n' });
+		const storageDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-virtual-'));
+		cleanups.push(() => fs.rmSync(storageDir, { recursive: true, force: true }));
+		const harness = makeHarness(['/one', '/two'], { fileSystem: memory, storageDir });
+		assert.match(await harness.text('list_dir', {}), /^The 2 workspace folders \(2 levels\): 4 entries\none\/\n {2}a\.txt {2}2 B\ntwo\/\n {2}sub\/$/m);
+		assert.match(await harness.text('find_files', { pattern: '*.txt' }), /\none\/a\.txt\ntwo\/sub\/b\.txt\n/);
+		await harness.text('write_file', { path: 'two/c.txt', content: 'c' });
+		assert.equal(memory.text('/two/c.txt'), 'c');
+	});
+
 	it('refuses a file too large to read whole with its size, without loading it', async () => {
 		const { memory, harness } = open({ 'big.log': new Uint8Array(17 * 1024 * 1024) });
 		const error = await harness.error('read_file', { path: 'big.log' });

@@ -104,7 +104,7 @@ function explain(error: unknown, display: string, fileSystem: FileSystem): ToolE
 	return new ToolError('io', `${display} could not be read from this ${fileSystem.scheme}: workspace (${(error as Error)?.message ?? String(error)}). Try again, or ask the user whether the folder is still reachable.`);
 }
 
-export function notFound(display: string): ToolError {
+function notFound(display: string): ToolError {
 	return new ToolError('not_found', `${display} does not exist. Check the path with list_dir or find_files.`);
 }
 

@@ -13,7 +13,7 @@ import { throwIfAborted, ToolError } from '../results/errors';
 /** Entries looked at before a walk stops and calls its result incomplete. */
 export const WALK_ENTRIES = 100_000;
 /** Files bigger than this are skipped by the JS search (named in its result), not read. */
-export const SEARCH_FILE_BYTES = 4 * 1024 * 1024;
+const SEARCH_FILE_BYTES = 4 * 1024 * 1024;
 /** Characters kept of a matching line (the result cuts lines shorter still). */
 const KEPT_LINE_CHARS = 4000;
 /** Names skipped unless ignored entries are asked for, as ripgrep and list_dir skip them. */

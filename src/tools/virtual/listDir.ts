@@ -33,14 +33,25 @@ export async function listVirtualDir(input: ListInput, ctx: ToolContext): Promis
 	const depth = input.depth ?? 2;
 	const limit = input.limit ?? ctx.settings.limits.listEntries;
 	const offset = input.offset ?? 0;
-	const target = await ctx.boundary.resolve(input.path || '.', 'read');
-	const stat = await statOrExplain(fileSystem, target.absolute, target.display);
-	if (!stat.isDirectory()) throw new ToolError('not_directory', `${target.display} is a file, not a folder. Read it with read_file, or list its folder.`);
+	const roots = ctx.boundary.roots;
 	const entries: Listed[] = [];
+	let level: Omit<Listed, 'entry'>[];
+	let title: string;
+	if ((!input.path || input.path === '.') && roots.length > 1) {
+		// Multi-root: every folder is a top-level entry, as on disk.
+		title = `The ${roots.length} workspace folders`;
+		entries.push(...roots.map((root, index) => ({ absolute: root.path, relative: root.name, depth: 1, entry: { name: root.name, kind: 'directory', symlink: false } as const, key: [index] })));
+		level = [...entries];
+	} else {
+		const target = await ctx.boundary.resolve(input.path || '.', 'read');
+		const stat = await statOrExplain(fileSystem, target.absolute, target.display);
+		if (!stat.isDirectory()) throw new ToolError('not_directory', `${target.display} is a file, not a folder. Read it with read_file, or list its folder.`);
+		title = target.display === '.' ? 'The workspace folder' : `${target.display}/`;
+		level = [{ absolute: target.absolute, relative: '', depth: 0, key: [] }];
+	}
 	let hidden = 0;
 	let ignored = 0;
 	let complete = true;
-	let level = [{ absolute: target.absolute, relative: '', depth: 0, key: [] as number[] }];
 	while (level.length > 0 && complete) {
 		const next: typeof level = [];
 		for (const folder of level) {
@@ -67,7 +78,6 @@ export async function listVirtualDir(input: ListInput, ctx: ToolContext): Promis
 	}
 	const page = entries.slice(offset, offset + limit).sort((a, b) => compareKeys(a.key, b.key));
 	const body = await Promise.all(page.map(async listed => `${'  '.repeat(listed.depth - 1)}${listed.entry.name}${await suffixOf(listed, ctx)}`));
-	const title = target.display === '.' ? 'The workspace folder' : `${target.display}/`;
 	const total = entries.length;
 	const more = total - offset - page.length;
 	const lines = [`${title} (${depth} level${depth === 1 ? '' : 's'}): ${complete ? formatCount(total) : `more than ${formatCount(total)}`} entr${total === 1 ? 'y' : 'ies'}${page.length < total ? `, showing ${formatCount(offset + 1)}–${formatCount(offset + page.length)}` : ''}`, ...body];

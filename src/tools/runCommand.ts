@@ -59,6 +59,7 @@ async function runApproved(input: Input, dir: CommandDir, decision: SandboxDecis
 	await ctx.state.commandLogs.beforeCommand();
 	const sandbox = await openCommandSandbox(decision, ctx);
 	let result: RunResult;
+	let created: string[] = [];
 	try {
 		result = await runProcess({
 			command: input.command,
@@ -75,12 +76,13 @@ async function runApproved(input: Input, dir: CommandDir, decision: SandboxDecis
 		if (error instanceof SpawnError) throw new ToolError('command_failed', `${error.message} Nothing was run. Check that the folder still exists and can be entered; if it does, tell the user that the shell cannot be started.`);
 		throw error;
 	} finally {
+		created = await sandbox.createdProtected().catch(() => []);
 		await sandbox.dispose();
 	}
 	if (result.end === 'cancelled') throw new CancelledError('The command');
 	if (result.leftRunning && result.pid !== undefined) ctx.state.sessions.adoptBackground(result.pid, input.command);
 	ctx.note({ target: oneLine(input.command, 60), bytes: result.stdout.buffer.totalBytes + result.stderr.buffer.totalBytes });
-	return render(input, dir.display, result, sandbox);
+	return render(input, dir.display, result, sandbox, created.map(found => ctx.boundary.display(found)));
 }
 
 /** The exact command, plus what else shapes it (env, stdin) as shell comments the person can read. */
@@ -94,7 +96,7 @@ function shownCommand(input: Input): string {
 	return extras.length ? `${input.command}\n${extras.join('\n')}` : input.command;
 }
 
-function render(input: Input, cwd: string, result: RunResult, sandbox: Sandbox): ToolResult {
+function render(input: Input, cwd: string, result: RunResult, sandbox: Sandbox, createdProtected: readonly string[]): ToolResult {
 	const parts = [headline(input, result)];
 	const stdout = section('stdout', result.stdout);
 	const stderr = section('stderr', result.stderr);
@@ -104,7 +106,7 @@ function render(input: Input, cwd: string, result: RunResult, sandbox: Sandbox):
 	const notes = afterwords(result);
 	if (notes) parts.push(notes);
 	// Whatever the exit code: `cp -r a /elsewhere || true` was blocked all the same.
-	parts.push(...sandboxNotes(sandbox, `${result.stderr.buffer.toText().text}\n${result.stdout.buffer.toText().text}`));
+	parts.push(...sandboxNotes(sandbox, `${result.stderr.buffer.toText().text}\n${result.stdout.buffer.toText().text}`, createdProtected));
 	return textResult(parts.join('\n'), {
 		truncated: stdout.truncated || stderr.truncated,
 		bytesOmitted: stdout.bytesOmitted + stderr.bytesOmitted,

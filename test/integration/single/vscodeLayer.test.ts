@@ -1,10 +1,12 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ALL_TOOLS, ToolRegistry } from '../../../src/tools';
 import { safeDescribe } from '../../../src/tools/tool';
 import type { FileChange } from '../../../src/core/context';
+import { Boundary } from '../../../src/core/policy/boundary';
 import { createVscodeEnvironment } from '../../../src/vscode/environment';
 import { createVscodeHost, modalContent } from '../../../src/vscode/host';
 import { prepare } from '../../../src/vscode/lmTools';
@@ -214,6 +216,22 @@ describe('the VS Code layer', () => {
 		} finally {
 			await vscode.commands.executeCommand('workbench.action.closeAllEditors');
 			fs.rmSync(path.dirname(file), { recursive: true, force: true });
+		}
+	});
+
+	it('a change whose folder became a link out of the workspace is refused right before VS Code writes it', async () => {
+		const base = path.join(workspace(), 'swap-it');
+		const outside = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-swap-it-'));
+		fs.mkdirSync(base, { recursive: true });
+		fs.symlinkSync(outside, path.join(base, 'dir'));
+		try {
+			const boundary = await Boundary.create({ roots: [{ name: 'ws', path: workspace() }], fileAccess: 'workspace', additionalReadPaths: [], protectedPaths: [] });
+			const change: FileChange = { path: path.join(base, 'dir', 'new.txt'), displayPath: 'swap-it/dir/new.txt', before: null, after: Buffer.from('x\n') };
+			await assert.rejects(applyWithWorkspaceEdit([change], new AbortController().signal, boundary), /goes through a symlink to .* \(rule: symlink_escape\)/);
+			assert.deepEqual(fs.readdirSync(outside), [], 'nothing written outside');
+		} finally {
+			fs.rmSync(base, { recursive: true, force: true });
+			fs.rmSync(outside, { recursive: true, force: true });
 		}
 	});
 

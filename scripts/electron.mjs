@@ -26,11 +26,11 @@ let failed = false;
 for (const [suite, prepare] of Object.entries(suites)) {
 	console.log(`\n── electron: ${suite} ──`);
 	const scratch = tempDir(`toolbelt-electron-${suite}-`);
-	const { folder, workspaceFile, env } = prepare(scratch);
+	const { folder, workspaceFile, env, extensions = [] } = prepare(scratch);
 	try {
 		await runTests({
 			vscodeExecutablePath,
-			extensionDevelopmentPath: root,
+			extensionDevelopmentPath: [root, ...extensions],
 			extensionTestsPath: integrationTestsPath,
 			extensionTestsEnv: { ...env, ...(process.env.TOOLBELT_TEST_GREP ? { TOOLBELT_TEST_GREP: process.env.TOOLBELT_TEST_GREP } : {}) },
 			launchArgs: [

@@ -1,6 +1,6 @@
 // `npm run test:integration`: the integration suites inside a real VS Code (the code-server build of
 // the VS Code server + headless Chromium). Expects `npm run build` and `tsc` to `out/` to have run.
-//   --only NAME     run one configuration (single, multiroot, vsix)
+//   --only NAME     run one configuration (single, multiroot, virtual, vsix)
 //   --grep PATTERN  only the mocha tests matching PATTERN
 //   --vsix PATH     test this .vsix (default: toolbelt-<platform>-<arch>.vsix at the repo root, as
 //                   npm run package makes it; skipped when absent)
@@ -10,6 +10,7 @@ import { parseArgs } from 'node:util';
 import { ensureHost, installVsix, runExtensionTests, tempDir } from './lib/host.mjs';
 import { copyFixture, integrationTestsPath, requireBuild, root, suites } from './lib/suites.mjs';
 import { vsixName } from './lib/vsix.mjs';
+import { linkFolder } from './lib/workbench.mjs';
 
 const { values: options } = parseArgs({ options: { only: { type: 'string' }, grep: { type: 'string' }, vsix: { type: 'string' } } });
 const vsixPath = options.vsix ? path.resolve(options.vsix) : path.join(root, vsixName(`${process.platform}-${process.arch}`));
@@ -18,10 +19,11 @@ const grepEnv = options.grep ? { TOOLBELT_TEST_GREP: options.grep } : {};
 /** A suite from scripts/lib/suites.mjs, run in the VS Code server with the repository as the dev extension. */
 function suite(prepare) {
 	return scratch => {
-		const { env, ...workspace } = prepare(scratch);
+		const { env, extensions = [], ...workspace } = prepare(scratch);
 		return runExtensionTests({
 			...workspace,
-			extensionDevelopmentPath: root,
+			// Test extensions (a file-system provider) load beside Toolbelt through one folder of links.
+			extensionDevelopmentPath: extensions.length ? linkFolder(path.join(scratch, 'development'), [root, ...extensions]) : root,
 			extensionTestsPath: integrationTestsPath,
 			env: { ...env, ...grepEnv },
 		});
@@ -31,6 +33,7 @@ function suite(prepare) {
 const configurations = {
 	single: suite(suites.single),
 	multiroot: suite(suites.multiroot),
+	virtual: suite(suites.virtual),
 	// The packaged extension alone: installed from the .vsix, tested by a probe extension, with no
 	// development path pointing at the repository.
 	vsix(scratch) {

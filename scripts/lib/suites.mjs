@@ -42,4 +42,11 @@ export const suites = {
 		fs.writeFileSync(workspaceFile, JSON.stringify({ folders: folders.map(folder => ({ path: folder })), settings: { 'files.autoSave': 'off' } }, null, '\t'));
 		return { workspaceFile, env: { TOOLBELT_TEST_SUITE: 'multiroot', TOOLBELT_TEST_WORKSPACE_FILE: workspaceFile } };
 	},
+	virtual(scratch) {
+		// A folder that is not on disk: memfs:/ws, served from memory by a test extension loaded next
+		// to Toolbelt (`extensions`).
+		const workspaceFile = path.join(scratch, 'virtual.code-workspace');
+		fs.writeFileSync(workspaceFile, JSON.stringify({ folders: [{ uri: 'memfs:/ws', name: 'ws' }], settings: { 'files.autoSave': 'off' } }, null, '\t'));
+		return { workspaceFile, extensions: [path.join(root, 'test', 'integration', 'memfsProvider')], env: { TOOLBELT_TEST_SUITE: 'virtual' } };
+	},
 };

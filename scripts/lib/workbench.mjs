@@ -61,7 +61,7 @@ export async function openWorkbench({ folder, extensionDevelopmentPath, extensio
  * The workbench keeps one extensionDevelopmentPath from the payload (the pairs become a map), but a
  * folder without a package.json is scanned for extensions: one link per extension folder loads all.
  */
-function linkFolder(dir, extensionFolders) {
+export function linkFolder(dir, extensionFolders) {
 	fs.mkdirSync(dir);
 	extensionFolders.forEach((folder, index) => fs.symlinkSync(path.resolve(folder), path.join(dir, `${index}-${path.basename(path.resolve(folder))}`)));
 	return dir;

@@ -8,6 +8,7 @@ import type { SandboxHostOptions } from './sandbox/runtime';
 import type { LanguageServices } from './languages';
 import { defaultSettings, mergeSettings, Settings, SettingsOverrides } from './policy/settings';
 import { cliStorageBase, cliStorageDir, ensurePrivateFolder } from './files/storage';
+import type { FileSystem } from './files/fileSystem';
 
 export interface NodeHostOptions {
 	/**
@@ -51,6 +52,8 @@ function createNodeHost(options: NodeHostOptions & { storageDir: string }): Host
 export interface NodeEnvironmentOptions extends NodeHostOptions {
 	roots: (string | WorkspaceRoot)[];
 	settings?: SettingsOverrides;
+	/** Where the folders' files are when not on disk (tests of virtual workspaces); default: the disk. */
+	fileSystem?: FileSystem;
 }
 
 /**
@@ -61,8 +64,9 @@ export function createNodeEnvironment(options: NodeEnvironmentOptions): ToolEnvi
 	const settings: Settings = mergeSettings(defaultSettings(), options.settings).settings;
 	const roots: WorkspaceRoot[] = options.roots.map(root =>
 		typeof root === 'string' ? { name: path.basename(path.resolve(root)), path: path.resolve(root) } : root);
+	const virtual = options.fileSystem !== undefined && !options.fileSystem.local;
 	for (const root of roots) {
-		if (!fs.existsSync(root.path)) throw new Error(`Workspace folder ${root.path} does not exist.`);
+		if (!virtual && !fs.existsSync(root.path)) throw new Error(`Workspace folder ${root.path} does not exist.`);
 	}
 	const base = options.storageDir === undefined ? cliStorageBase() : undefined;
 	const storageDir = options.storageDir ?? cliStorageDir(roots.map(root => root.path), base);
@@ -76,6 +80,6 @@ export function createNodeEnvironment(options: NodeEnvironmentOptions): ToolEnvi
 		state: createSharedState(storageDir),
 		settings: () => settings,
 		// Every workspace's storage (the default base holds them all) stays out of the tools' reach.
-		boundary: () => (boundary ??= workspaceBoundary({ roots, settings, storageDir, privateDir: base ?? storageDir })),
+		boundary: () => (boundary ??= workspaceBoundary({ roots, settings, storageDir, privateDir: base ?? storageDir, fileSystem: options.fileSystem })),
 	};
 }

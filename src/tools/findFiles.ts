@@ -8,6 +8,7 @@ import { cleanRelative, comparePaths, filterArgs, inputErrorOf, isHiddenBelow, r
 import { formatCount } from '../core/results/truncate';
 import { searchConfinement, searchScopes } from './searchScope';
 import { defineTool } from './tool';
+import { findVirtualFiles } from './virtual/search';
 
 const schema = Type.Object({
 	pattern: Type.String({ minLength: 1, description: 'Glob (non-empty), e.g. "**/*.ts", "src/**/test_*.py"; without a slash it matches names at any depth, with one paths from the workspace folder.' }),
@@ -46,6 +47,7 @@ export const findFilesTool = defineTool({
 });
 
 async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
+	if (!ctx.boundary.fileSystem.local) return findVirtualFiles(input, ctx);
 	const scopes = await searchScopes(ctx, input.path, 'directory', 'find_files');
 	const limit = input.limit ?? ctx.settings.limits.listEntries;
 	const offset = input.offset ?? 0;

@@ -9,6 +9,7 @@ import { formatCount } from '../core/results/truncate';
 import { fillWindows, FoundLine, GREP_LINE_CHARS, WindowSearch } from './grepWindows';
 import { globList, searchConfinement, SearchScope, searchScopes } from './searchScope';
 import { defineTool } from './tool';
+import { grepVirtual } from './virtual/search';
 
 const schema = Type.Object({
 	pattern: Type.String({ minLength: 1, description: 'Rust regex (non-empty; look-around and backreferences switch to PCRE2), or text with fixedStrings.' }),
@@ -83,6 +84,7 @@ interface Collected {
 }
 
 async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
+	if (!ctx.boundary.fileSystem.local) return grepVirtual(input, ctx);
 	const scopes = await searchScopes(ctx, input.path, 'any', 'grep');
 	const limit = input.limit ?? ctx.settings.limits.grepMatches;
 	const offset = input.offset ?? 0;

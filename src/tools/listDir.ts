@@ -10,6 +10,7 @@ import { textResult, ToolResult } from '../core/results/result';
 import { formatBytes, formatCount } from '../core/results/truncate';
 import { inPinnedFolder } from '../core/files/verifiedOpen';
 import { defineTool } from './tool';
+import { listVirtualDir } from './virtual/listDir';
 
 const schema = Type.Object({
 	path: Type.Optional(Type.String({ description: 'Folder (default ".": the workspace folder, or every folder of a multi-root workspace).' })),
@@ -76,6 +77,7 @@ interface Walk {
 }
 
 async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
+	if (!ctx.boundary.fileSystem.local) return listVirtualDir(input, ctx);
 	const depth = input.depth ?? 2;
 	const limit = input.limit ?? ctx.settings.limits.listEntries;
 	const offset = input.offset ?? 0;

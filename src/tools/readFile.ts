@@ -15,6 +15,7 @@ import { cutLine, formatBytes, formatCount, omittedMarker } from '../core/result
 import { stringEnum } from '../core/schema/stringEnum';
 import { withFileForReading } from '../core/files/verifiedOpen';
 import { defineTool, PATH_DESCRIPTION } from './tool';
+import { readVirtualFile } from './virtual/readFile';
 
 type Handle = fs.promises.FileHandle;
 
@@ -47,9 +48,10 @@ export const readFileTool = defineTool({
 	run,
 });
 
-type Input = typeof schema.static;
+export type Input = typeof schema.static;
 
 async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
+	if (!ctx.boundary.fileSystem.local) return readVirtualFile(input, ctx);
 	const target = await ctx.boundary.resolve(input.path, 'read');
 	const display = target.display;
 	// One descriptor for the whole read, checked before its first byte (a swapped folder leads nowhere).
@@ -84,7 +86,8 @@ async function recordVersion(ctx: ToolContext, absolute: string, handle: Handle)
 	});
 }
 
-async function readWindow(handle: Handle, size: number, dirty: string | undefined, input: Input, limit: number, ctx: ToolContext, index?: LineIndex): Promise<LineWindow> {
+/** `dirty` is the whole text when it is known (unsaved editor text, a virtual file read whole): `handle` is then not used. */
+export async function readWindow(handle: Handle | undefined, size: number, dirty: string | undefined, input: Input, limit: number, ctx: ToolContext, index?: LineIndex): Promise<LineWindow> {
 	const offset = input.offset ?? 1;
 	// Each shown line carries a number and a tab; the byte cap covers them too.
 	const lineOverhead = String(Math.abs(offset) + limit).length + 1;
@@ -94,7 +97,7 @@ async function readWindow(handle: Handle, size: number, dirty: string | undefine
 		if (dirty === undefined && size > WHOLE_FILE_LIMIT) {
 			throw new ToolError('too_large', `mode "indentation" reads the whole file, and this one is ${formatBytes(size)}. Use mode "slice" with offset and limit.`);
 		}
-		const lines = splitLines(dirty ?? (await readWhole(handle, size)).toString('utf8'));
+		const lines = splitLines(dirty ?? (await readWhole(handle!, size)).toString('utf8'));
 		if (offset > lines.length) throw beyondEnd(offset, lines.length);
 		const block = indentationBlock(lines, offset - 1);
 		const window = windowOfLines(lines.slice(0, block.end + 1), { ...budget, start: block.start + 1, maxLines: limit });
@@ -108,11 +111,11 @@ async function readWindow(handle: Handle, size: number, dirty: string | undefine
 			const start = Math.max(1, lines.length - count + 1);
 			return { ...windowOfLines(lines, { ...budget, start, maxLines: count }), more: start > 1 };
 		}
-		return readWindowBackward(handle, size, count, budget);
+		return readWindowBackward(handle!, size, count, budget);
 	}
 	const window = dirty !== undefined
 		? windowOfText(dirty, { ...budget, start: offset, maxLines: limit })
-		: await readWindowForward(handle, size, { ...budget, start: offset, maxLines: limit }, index);
+		: await readWindowForward(handle!, size, { ...budget, start: offset, maxLines: limit }, index);
 	if (window.lines.length === 0 && window.totalLines !== undefined && offset > Math.max(1, window.totalLines)) {
 		throw beyondEnd(offset, window.totalLines);
 	}
@@ -123,7 +126,7 @@ function beyondEnd(offset: number, total: number): ToolError {
 	return new ToolError('invalid_input', `offset ${offset} is past the end of the file, which has ${formatCount(total)} line${total === 1 ? '' : 's'}. Use an offset from 1 to ${Math.max(1, total)}, or a negative offset to read the end.`);
 }
 
-function render(display: string, window: LineWindow, input: Input, limit: number, ctx: ToolContext, dirty: boolean): ToolResult {
+export function render(display: string, window: LineWindow, input: Input, limit: number, ctx: ToolContext, dirty: boolean): ToolResult {
 	const { lines, firstLine, totalLines } = window;
 	const numbered = firstLine !== undefined;
 	const width = String((firstLine ?? 1) + lines.length).length;

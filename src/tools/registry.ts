@@ -9,7 +9,8 @@ import { mergeSettings, Settings, SettingsOverrides } from '../core/policy/setti
 import { validateInput } from '../core/schema/validate';
 import { needsVscode } from './codeSupport';
 import { PendingCalls } from './pendingCalls';
-import { contributedName, isSwitchedOff, modelName, safeDescribe, ToolDefinition } from './tool';
+import { contributedName, isSwitchedOff, modelName, needsDiskFolder, safeDescribe, ToolDefinition } from './tool';
+import { needsDisk } from '../core/files/fileSystem';
 
 /**
  * How approval is decided for one call:
@@ -200,6 +201,8 @@ export class ToolRegistry {
 
 	/** Runs a tool's planning (all of a read tool); a plan that arrives after a cancel is dropped with what it holds. */
 	private plan(tool: ToolDefinition, input: unknown, ctx: ToolContext): Promise<ToolResult | PendingCall> {
+		const fileSystem = ctx.boundary.fileSystem;
+		if (needsDiskFolder(tool) && !fileSystem.local) return Promise.reject(needsDisk(tool.name, fileSystem.scheme));
 		const planning = tool.run(input, ctx);
 		planning.then(outcome => {
 			if (ctx.signal.aborted && isPending(outcome)) outcome.release?.();

@@ -65,6 +65,14 @@ export function isSwitchedOff(tool: Pick<ToolDefinition, 'name' | 'group'>, sett
 	return settings.disabledTools.includes(tool.name) || settings.disabledGroups.includes(tool.group);
 }
 
+/**
+ * Commands and sessions run in a folder on disk, and the code tools ask language servers about
+ * disk paths: in a virtual workspace they are refused with one sentence (see needsDisk).
+ */
+export function needsDiskFolder(tool: Pick<ToolDefinition, 'group'>): boolean {
+	return tool.group === 'commands' || tool.group === 'code';
+}
+
 /** How every `path` field reads to a model (the boundary explains an empty or outside path). */
 export const PATH_DESCRIPTION = 'Workspace-relative (multi-root: `folderName/…`) or absolute inside the workspace.';
 

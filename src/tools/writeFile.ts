@@ -1,9 +1,9 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import type { PendingCall, ToolContext } from '../core/context';
 import { ToolError } from '../core/results/errors';
 import { looksBinary } from '../core/files/files';
+import type { FileSystem } from '../core/files/fileSystem';
 import { planWithFileLocks } from '../core/changes/locks';
 import { pendingChange } from '../core/changes/pipeline';
 import { readCurrent } from '../core/changes/stale';
@@ -55,7 +55,7 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult | Pending
 		if (current.exists && mode === 'create') {
 			throw new ToolError('already_exists', `${display} already exists (${formatBytes(current.bytes!.byteLength)}). Nothing was written. Use mode "overwrite" to replace it, mode "append" to add to it, or edit_file to change part of it.`);
 		}
-		if (!current.exists) await checkParent(target.absolute, display, input.createDirs ?? true);
+		if (!current.exists) await checkParent(ctx.boundary.fileSystem, target.absolute, display, input.createDirs ?? true);
 		const { bytes, notes } = content
 			? bytesOfBase64(content, current.bytes, mode)
 			: bytesOfText(input.content, current.bytes, mode, display, input.ensureFinalNewline ?? false);
@@ -101,11 +101,11 @@ function decodeBase64(text: string): Uint8Array {
  * A new file must have a folder to go in: created when allowed, else a precise error. A part of
  * the path that is a file is always an error.
  */
-async function checkParent(absolute: string, display: string, createDirs: boolean): Promise<void> {
+async function checkParent(fileSystem: FileSystem, absolute: string, display: string, createDirs: boolean): Promise<void> {
 	let folder = path.dirname(absolute);
 	const missing: string[] = [];
 	for (;;) {
-		const stat = await fs.promises.stat(folder).catch(() => undefined);
+		const stat = await fileSystem.stat(folder).catch(() => undefined);
 		if (stat?.isDirectory()) break;
 		if (stat) {
 			throw new ToolError('not_directory', `${display} cannot be created: ${path.basename(folder)} in its path is a file, not a folder. Nothing was written. Choose another path.`);

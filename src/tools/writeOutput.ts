@@ -45,7 +45,7 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult | Pending
 	if (!root) throw new ToolError('outside_boundary', 'No workspace folder is open, so there is no outputs folder. Ask the user to open a folder.');
 	const folderInput = path.isAbsolute(ctx.settings.outputsDirectory) ? ctx.settings.outputsDirectory : path.join(root.path, ctx.settings.outputsDirectory || 'outputs');
 	const folder = await ctx.boundary.resolve(folderInput, 'write');
-	const stat = await fs.promises.stat(folder.absolute).catch(() => undefined);
+	const stat = await ctx.boundary.fileSystem.stat(folder.absolute).catch(() => undefined);
 	if (stat && !stat.isDirectory()) {
 		throw new ToolError('not_directory', `The outputs folder ${folder.display} is a file, not a folder. Nothing was written. Ask the user to fix the toolbelt.outputsDirectory setting.`);
 	}
@@ -72,11 +72,16 @@ function checkName(raw: string): string {
 	return name;
 }
 
+/** A dangling symlink takes the name too (on disk; a virtual workspace has no symlinks). */
+function lstatExists(ctx: ToolContext, absolute: string): Promise<boolean> {
+	return ctx.boundary.fileSystem.local ? fs.promises.lstat(absolute).then(() => true, () => false) : Promise.resolve(false);
+}
+
 async function freeName(ctx: ToolContext, folder: string, name: string) {
 	for (let n = 0; n <= MAX_SUFFIX; n++) {
 		const file = path.join(folder, n === 0 ? `${name}.md` : `${name} (${n}).md`);
 		const resolved = await ctx.boundary.resolve(file, 'write');
-		if (!resolved.exists && !(await fs.promises.lstat(resolved.absolute).then(() => true, () => false))) return resolved;
+		if (!resolved.exists && !(await lstatExists(ctx, resolved.absolute))) return resolved;
 	}
 	throw new ToolError('already_exists', `${name}.md and ${MAX_SUFFIX} numbered variants already exist in the outputs folder. Nothing was written. Choose another name.`);
 }

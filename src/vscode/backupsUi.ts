@@ -75,7 +75,7 @@ export class BackupsUi implements vscode.Disposable {
 			void vscode.window.showErrorMessage(`Toolbelt: cannot restore ${entry.displayPath}: ${(error as Error).message}`);
 			return false;
 		}
-		const changes = await restoreChanges({ ...set, files: [entry] }, absolute => boundary.display(absolute));
+		const changes = await restoreChanges({ ...set, files: [entry] }, absolute => boundary.display(absolute), boundary.fileSystem);
 		if (changes.every(sameContent)) {
 			void vscode.window.showInformationMessage(`Toolbelt: ${entry.displayPath} is already as in this backup; nothing to restore.`);
 			return false;

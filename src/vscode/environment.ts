@@ -5,6 +5,7 @@ import { createSharedState, Host, ToolEnvironment } from '../core/context';
 import type { Settings } from '../core/policy/settings';
 import { ensurePrivateFolder } from '../core/files/storage';
 import { readSettings, SECTION } from './settings';
+import { checkServed, createWorkspaceFileSystem } from './workspaceFs';
 
 /** Settings sections the core's Settings are read from (see settings.ts). */
 const SETTINGS_SECTIONS = [SECTION, 'files.exclude', 'search.exclude'];
@@ -47,5 +48,18 @@ function buildBoundary(host: Host, settings: Settings): Promise<Boundary> {
 	// VS Code's storage folder is this workspace's own; made private before the first log or backup
 	// lands in it (a StorageError here is not cached: the next call tries again).
 	ensurePrivateFolder(host.storageDir, { tighten: true });
+	const folders = vscode.workspace.workspaceFolders ?? [];
+	if (folders.some(folder => folder.uri.scheme !== 'file')) return virtualBoundary(host, folders, settings);
 	return workspaceBoundary({ roots: workspaceRoots(), settings, storageDir: host.storageDir });
+}
+
+/**
+ * A workspace with a folder that is not on disk: every folder is reached through
+ * vscode.workspace.fs, and paths are the folders' URI paths. A scheme no provider serves is refused
+ * here, before any tool runs (not cached: the provider may come later).
+ */
+function virtualBoundary(host: Host, folders: readonly vscode.WorkspaceFolder[], settings: Settings): Promise<Boundary> {
+	checkServed(folders.find(folder => folder.uri.scheme !== 'file')!.uri.scheme);
+	const roots = folders.map(folder => ({ name: folder.name, path: folder.uri.path }));
+	return workspaceBoundary({ roots, settings, storageDir: host.storageDir, fileSystem: createWorkspaceFileSystem(folders) });
 }

@@ -30,9 +30,15 @@ export function createVscodeHost(parts: VscodeHostParts): Host {
 	};
 }
 
-/** An open editor's text wins over disk only when it holds unsaved changes. */
+/**
+ * An open editor's text wins over disk only when it holds unsaved changes. In a virtual workspace
+ * the core's paths are the URI paths of the folders' scheme.
+ */
 function dirtyText(absolutePath: string): string | undefined {
-	const document = vscode.workspace.textDocuments.find(doc => doc.uri.scheme === 'file' && doc.uri.fsPath === absolutePath);
+	const virtualSchemes = (vscode.workspace.workspaceFolders ?? []).map(folder => folder.uri.scheme).filter(scheme => scheme !== 'file');
+	const document = vscode.workspace.textDocuments.find(doc => doc.uri.scheme === 'file'
+		? doc.uri.fsPath === absolutePath
+		: virtualSchemes.includes(doc.uri.scheme) && doc.uri.path === absolutePath);
 	return document?.isDirty ? document.getText() : undefined;
 }
 

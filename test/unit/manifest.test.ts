@@ -91,6 +91,9 @@ describe('package.json manifest', () => {
 		assert.deepEqual(packageJson.activationEvents, []);
 		assert.deepEqual(packageJson.extensionKind, ['workspace']);
 		assert.equal(packageJson.capabilities.untrustedWorkspaces.supported, 'limited');
+		// Virtual workspaces: the file tools through workspace.fs; commands, sessions and code tools refuse.
+		assert.equal(packageJson.capabilities.virtualWorkspaces.supported, 'limited');
+		assert.match(packageJson.capabilities.virtualWorkspaces.description, /read_file.*apply_patch.*Commands, sessions and the code tools need a folder on disk/);
 		assert.ok(fs.existsSync(path.join(__dirname, '../../..', packageJson.icon)));
 		assert.ok(packageJson.categories.includes('AI') && packageJson.categories.includes('Chat'));
 	});

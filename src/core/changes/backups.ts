@@ -6,6 +6,7 @@ import { ToolError } from '../results/errors';
 import { compactStamp } from '../files/files';
 import { PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE } from '../files/storage';
 import { OpenedFile, openForReading, pathOfOpened, Reach } from '../files/verifiedOpen';
+import { FileSystem, nodeFileSystem } from '../files/fileSystem';
 
 /**
  * Before every mutation the files it touches are copied to `<storageDir>/backups/<set>/`, with a
@@ -51,6 +52,8 @@ export interface BackupOptions {
 	readonly createdAt?: number;
 	/** Files' bytes just read through a checked descriptor (by the commit's last check): written out, not read again. */
 	readonly onDisk?: ReadonlyMap<string, Uint8Array>;
+	/** The files are not on disk (a virtual workspace): copy the bytes each change was planned on (see copyPlanned). */
+	readonly fromPlan?: boolean;
 }
 
 /**
@@ -60,7 +63,7 @@ export interface BackupOptions {
  * Backups are private to the user: folders 0700, files 0600.
  */
 export async function backupOriginals(storageDir: string, title: string, changes: readonly FileChange[], options: BackupOptions = {}): Promise<{ set: BackupSet; copies: string[] }> {
-	const { tool, reach, createdAt = Date.now(), onDisk } = options;
+	const { tool, reach, createdAt = Date.now(), onDisk, fromPlan = false } = options;
 	const root = path.join(storageDir, BACKUP_FOLDER);
 	const id = `${compactStamp(createdAt)}-${randomBytes(3).toString('hex')}`;
 	const dir = path.join(root, id);
@@ -68,7 +71,8 @@ export async function backupOriginals(storageDir: string, title: string, changes
 	const files = await Promise.all(changes.map(async (change, index): Promise<BackupEntry> => {
 		const copy = `${index}-${path.basename(change.path)}`;
 		const known = onDisk?.get(change.path);
-		const existed = known ? await writeCopy(known, path.join(dir, copy)).then(() => true) : await copyOriginal(change, path.join(dir, copy), reach);
+		const target = path.join(dir, copy);
+		const existed = known ? await writeCopy(known, target).then(() => true) : fromPlan ? await copyPlanned(change, target) : await copyOriginal(change, target, reach);
 		return {
 			path: change.path,
 			displayPath: change.displayPath,
@@ -94,6 +98,16 @@ async function writeCopy(bytes: Uint8Array, copy: string): Promise<void> {
 	} finally {
 		await handle.close();
 	}
+}
+
+/**
+ * For files that are not on disk (a virtual workspace): the bytes the change was planned on, which
+ * the pipeline has just found byte for byte in the file. False when the change creates the file.
+ */
+async function copyPlanned(change: FileChange, copy: string): Promise<boolean> {
+	if (change.before === null) return false;
+	await fs.promises.writeFile(copy, change.before, { mode: PRIVATE_FILE_MODE });
+	return true;
 }
 
 /** False when there was no file to copy. */
@@ -146,11 +160,12 @@ export async function listBackups(storageDir: string): Promise<BackupSet[]> {
  * The change set that puts a backup's files back: each file gets its copy's bytes, files the
  * change created are deleted, and moved files return to where they were.
  */
-export async function restoreChanges(set: BackupSet, display: (absolute: string) => string): Promise<FileChange[]> {
+export async function restoreChanges(set: BackupSet, display: (absolute: string) => string, fileSystem: FileSystem = nodeFileSystem): Promise<FileChange[]> {
 	const changes: FileChange[] = [];
 	for (const entry of set.files) {
 		const current = entry.movedTo ?? entry.path;
-		const now = await fs.promises.readFile(current).catch(() => null);
+		// The workspace's file (on disk, or through the port in a virtual workspace); the copy is on disk.
+		const now = await fileSystem.readFile(current).catch(() => null);
 		const original = entry.existed && entry.copy ? await fs.promises.readFile(path.join(set.dir, entry.copy)) : null;
 		if (now === null && original === null) continue;
 		if (entry.movedTo && now !== null && original !== null) {

@@ -4,6 +4,7 @@ import { newDiagnostics, snapshotDiagnostics } from './diagnostics';
 import { fileDiff } from './diff';
 import { everyInOrder } from '../files/inParallel';
 import { withFileLocks } from './locks';
+import { applyThroughFileSystem } from './virtualCommit';
 import { checkNotStale, checkStillAsShown, recordVersions } from './stale';
 import { BoundaryError, throwIfAborted, ToolError } from '../results/errors';
 import type { ToolResult } from '../results/result';
@@ -15,7 +16,8 @@ import type { ToolResult } from '../results/result';
  *   plan:   (under the files' locks, see planWithFileLocks) stale-write check → protected paths →
  *           the approval request, each file's `before` bytes kept with it
  *   commit: locks taken (again, when a person was asked) → every file still byte for byte its
- *           `before` → backup → host.applyChanges (all or nothing) → new versions recorded →
+ *           `before` → backup → host.applyChanges (all or nothing; in a virtual workspace, the
+ *           file-system port, see virtualCommit.ts) → new versions recorded →
  *           diff shown (per toolbelt.showDiffs) → new diagnostics collected
  *
  * Nothing is written when a plan is made, and no lock is held while the person decides; what is
@@ -85,21 +87,23 @@ export async function commitPlan(ctx: ChangeContext, plan: ChangePlan, confirmed
 		await checkStillApproved(ctx, changes, plan.request.protectedPaths);
 
 		const diagnosticsBefore = plan.diagnostics ? await snapshotDiagnostics(ctx, changes) : undefined;
-		const { set, copies } = await backupOriginals(ctx.host.storageDir, title, changes, { tool: ctx.tool, reach: ctx.boundary, createdAt: ctx.state.backupClock.next(), onDisk }).catch(error => {
+		const fileSystem = ctx.boundary.fileSystem;
+		const { set, copies } = await backupOriginals(ctx.host.storageDir, title, changes, { tool: ctx.tool, reach: ctx.boundary, createdAt: ctx.state.backupClock.next(), onDisk, fromPlan: !fileSystem.local }).catch(error => {
 			if (error instanceof BoundaryError) throw error;
 			throw new ToolError('io', `Could not back up the original files before changing them (${(error as Error).message}). Nothing was changed.`);
 		});
 		try {
-			await ctx.host.applyChanges(changes, ctx.signal, ctx.boundary);
+			await (fileSystem.local ? ctx.host.applyChanges(changes, ctx.signal, ctx.boundary) : applyThroughFileSystem(fileSystem, changes, ctx.signal));
 		} catch (error) {
 			if (error instanceof ToolError) throw error;
 			// Hosts report what they know as ToolErrors; for anything else, claim no revert that may not have happened.
 			throw new ToolError('io', `The change could not be applied: ${(error as Error)?.message ?? String(error)}. Some files may have changed: read them again before retrying, and tell the user if they differ from what you expect.`);
 		}
-		await recordVersions(ctx.state, changes);
+		await recordVersions(ctx.state, changes, fileSystem);
 		ctx.note({ filesTouched: changes.map(change => change.movedTo?.displayPath ?? change.displayPath), backupSet: set.id });
 
-		if (ctx.host.showDiffs && (ctx.settings.showDiffs === 'always' || (ctx.settings.showDiffs === 'onConfirm' && confirmed))) {
+		// The editor's diff views open files by disk path: a virtual file would show as missing.
+		if (fileSystem.local && ctx.host.showDiffs && (ctx.settings.showDiffs === 'always' || (ctx.settings.showDiffs === 'onConfirm' && confirmed))) {
 			await ctx.host.showDiffs(changes).catch(() => undefined);
 		}
 		const diagnostics = diagnosticsBefore ? await newDiagnostics(ctx, changes, diagnosticsBefore) : undefined;

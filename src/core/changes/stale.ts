@@ -8,6 +8,7 @@ import { encodeText, hasBom } from '../text/text';
 import { formatCount } from '../results/truncate';
 import { everyInOrder } from '../files/inParallel';
 import { OpenedFile, openForReading } from '../files/verifiedOpen';
+import { FileSystem, nodeFileSystem, readBounded } from '../files/fileSystem';
 
 /**
  * The stale-write rules: a change is made on what the model last saw and committed only onto the
@@ -33,7 +34,7 @@ async function checkOneStillAsShown(ctx: ChangeContext, change: FileChange, disk
 	// the change would overwrite that.
 	const planned = disk.get(change.path);
 	if (now.fromEditor && planned) {
-		const onDisk = await statOrNull(change.path);
+		const onDisk = await statOrNull(ctx.boundary.fileSystem, change.path);
 		if (onDisk === null || !sameVersion(onDisk, planned)) throw staleError(change.displayPath, planned, onDisk, 'while waiting for confirmation');
 	}
 	if (change.before === null) {
@@ -62,7 +63,7 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
  */
 export async function checkNotStale(ctx: ChangeContext, changes: readonly FileChange[]): Promise<Map<string, FileVersion | null>> {
 	const stats = await everyInOrder(changes, async change => {
-		const stat = await statOrNull(change.path);
+		const stat = await statOrNull(ctx.boundary.fileSystem, change.path);
 		await checkOneNotStale(ctx, change, stat);
 		return stat;
 	});
@@ -72,7 +73,7 @@ export async function checkNotStale(ctx: ChangeContext, changes: readonly FileCh
 async function checkOneNotStale(ctx: ChangeContext, change: FileChange, stat: FileVersion | null): Promise<void> {
 	if (change.before === null) {
 		if (stat) throw new ToolError('already_exists', `${change.displayPath} was created by someone else while this change was prepared. Nothing was written. Read it, then decide whether to overwrite it.`);
-		await assertWritable(await nearestExisting(path.dirname(change.path)), `the folder for ${change.displayPath}`);
+		if (ctx.boundary.fileSystem.local) await assertWritable(await nearestExisting(path.dirname(change.path)), `the folder for ${change.displayPath}`);
 		return;
 	}
 	if (!stat) throw new ToolError('stale_write', `${change.displayPath} was deleted or moved on disk since it was read. Nothing was written. Check with list_dir or find_files, then read it again.`);
@@ -81,8 +82,8 @@ async function checkOneNotStale(ctx: ChangeContext, change: FileChange, stat: Fi
 	if (!fromEditor && stat.size !== change.before.byteLength) {
 		throw staleError(change.displayPath, { mtimeMs: stat.mtimeMs, size: change.before.byteLength }, stat, 'while the change was being prepared');
 	}
-	await assertWritable(change.path, change.displayPath);
-	if (change.movedTo && await statOrNull(change.movedTo.path)) {
+	if (ctx.boundary.fileSystem.local) await assertWritable(change.path, change.displayPath);
+	if (change.movedTo && await statOrNull(ctx.boundary.fileSystem, change.movedTo.path)) {
 		throw new ToolError('already_exists', `${change.movedTo.displayPath} already exists, so ${change.displayPath} cannot be moved there. Nothing was written.`);
 	}
 }
@@ -100,7 +101,7 @@ async function assertWritable(absolute: string, what: string): Promise<void> {
 
 async function nearestExisting(folder: string): Promise<string> {
 	for (let current = folder; ; current = path.dirname(current)) {
-		if (await statOrNull(current) || path.dirname(current) === current) return current;
+		if (await statOrNull(nodeFileSystem, current) || path.dirname(current) === current) return current;
 	}
 }
 
@@ -120,9 +121,9 @@ function staleError(displayPath: string, known: FileVersion, now: FileVersion | 
 	);
 }
 
-async function statOrNull(absolute: string): Promise<FileVersion | null> {
+async function statOrNull(fileSystem: FileSystem, absolute: string): Promise<FileVersion | null> {
 	try {
-		const stat = await fs.promises.stat(absolute);
+		const stat = await fileSystem.stat(absolute);
 		return { mtimeMs: stat.mtimeMs, size: stat.size };
 	} catch {
 		return null;
@@ -130,9 +131,9 @@ async function statOrNull(absolute: string): Promise<FileVersion | null> {
 }
 
 /** What this tool host wrote is what it knows: the next change to these files is not stale. */
-export async function recordVersions(state: ChangeState, changes: readonly FileChange[]): Promise<void> {
+export async function recordVersions(state: ChangeState, changes: readonly FileChange[], fileSystem: FileSystem = nodeFileSystem): Promise<void> {
 	// The stats are taken together; the versions are recorded in change order (a file may be moved, then written).
-	const versions = await everyInOrder(changes, change => (change.after === null ? Promise.resolve(null) : statOrNull(change.movedTo?.path ?? change.path)));
+	const versions = await everyInOrder(changes, change => (change.after === null ? Promise.resolve(null) : statOrNull(fileSystem, change.movedTo?.path ?? change.path)));
 	for (const [index, change] of changes.entries()) {
 		const target = change.movedTo?.path ?? change.path;
 		if (change.movedTo) state.fileVersions.delete(change.path);
@@ -178,7 +179,7 @@ export async function currentVersion(handle: fs.promises.FileHandle): Promise<Fi
 	return withDigest(version, bytes);
 }
 
-function withDigest(version: FileVersion, bytes: Uint8Array | null): FileVersion {
+export function withDigest(version: FileVersion, bytes: Uint8Array | null): FileVersion {
 	return bytes !== null && bytes.byteLength === version.size && bytes.byteLength <= DIGEST_MAX_BYTES ? { ...version, sha256: digest(bytes) } : version;
 }
 
@@ -188,6 +189,7 @@ function digest(bytes: Uint8Array): string {
 
 /** A file as a change sees it (the editor's unsaved text first), after `check` has seen its version. */
 async function readFileAsChanged(ctx: ChangeContext, absolute: string, displayPath: string, check?: (version: FileVersion) => void, expected?: Uint8Array): Promise<CurrentFile> {
+	if (!ctx.boundary.fileSystem.local) return readVirtualAsChanged(ctx, absolute, displayPath, check);
 	let file: OpenedFile;
 	try {
 		// What a change is made on must be inside the workspace when it is read, not only when it was resolved.
@@ -240,4 +242,21 @@ export function assertNotStale(ctx: ChangeContext, absolute: string, displayPath
 
 function sameVersion(a: FileVersion, b: FileVersion): boolean {
 	return a.mtimeMs === b.mtimeMs && a.size === b.size;
+}
+
+/**
+ * A file of a virtual workspace: no descriptor to verify and no ranged reads, so it is read whole
+ * (bounded, see readBounded). Its changes are written through the file system, not as an editor
+ * edit, so a file with unsaved editor changes is refused rather than written under them.
+ */
+async function readVirtualAsChanged(ctx: ChangeContext, absolute: string, displayPath: string, check?: (version: FileVersion) => void): Promise<CurrentFile> {
+	const fileSystem = ctx.boundary.fileSystem;
+	if (ctx.host.dirtyText(absolute) !== undefined) {
+		throw new ToolError('unavailable', `${displayPath} has unsaved changes in an editor, and in this workspace (${fileSystem.scheme}:) Toolbelt writes files directly, which would conflict with them. Nothing was written. Ask the user to save or revert ${displayPath}, then try again.`);
+	}
+	const stat = await fileSystem.stat(absolute).catch(() => null);
+	if (stat === null) return { exists: false, bytes: null, fromEditor: false };
+	if (!stat.isFile()) throw new ToolError('is_directory', `${displayPath} is not a file (a folder?). Give the path of a file; list the folder with list_dir.`);
+	check?.({ mtimeMs: stat.mtimeMs, size: stat.size });
+	return { exists: true, bytes: await readBounded(fileSystem, absolute, displayPath), fromEditor: false };
 }

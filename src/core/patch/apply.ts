@@ -1,4 +1,3 @@
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ResolvedPath } from '../policy/boundary';
 import type { FileChange, ToolContext } from '../context';
@@ -203,7 +202,7 @@ class Stager {
 			if (staged && staged.current !== null) {
 				throw new PatchApplyError(`${slot.display} (patch line ${patchLine}) cannot be created: ${staged.display} is a file in this patch, not a folder. Nothing was changed.`, { path: slot.display });
 			}
-			const stat = await fs.promises.stat(dir).catch(() => undefined);
+			const stat = await this.ctx.boundary.fileSystem.stat(dir).catch(() => undefined);
 			if (stat) {
 				if (!stat.isDirectory()) {
 					throw new PatchApplyError(`${slot.display} (patch line ${patchLine}) cannot be created: ${this.ctx.boundary.display(dir)} is a file, not a folder. Nothing was changed.`, { path: slot.display });
@@ -240,7 +239,7 @@ class Stager {
 	 * operation with a patch-specific message, and big files are refused before they are read.
 	 */
 	private async read(resolved: ResolvedPath): Promise<ReadResult> {
-		const stat = await fs.promises.stat(resolved.absolute).catch(() => undefined);
+		const stat = await this.ctx.boundary.fileSystem.stat(resolved.absolute).catch(() => undefined);
 		if (stat?.isDirectory()) return { before: null, isDirectory: true };
 		if (stat?.isFile() && stat.size > MAX_PATCH_FILE_BYTES) {
 			throw new ToolError('too_large', `${resolved.display} is ${formatBytes(stat.size)}, over the ${formatBytes(MAX_PATCH_FILE_BYTES)} apply_patch handles. Nothing was changed; edit it with edit_file or a command instead.`);

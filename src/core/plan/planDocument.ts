@@ -6,6 +6,7 @@ import { compactStamp, readWhole } from '../files/files';
 import { stringEnum } from '../schema/stringEnum';
 import { validateInput } from '../schema/validate';
 import { OpenedFile, openVerified } from '../files/verifiedOpen';
+import { readBounded } from '../files/fileSystem';
 
 /**
  * The plan document (`toolbelt.planFile`, default `.toolbelt/plan.json`): an ordered list of tasks
@@ -94,6 +95,12 @@ export async function readPlanFile(boundary: Boundary, planFile: string | Resolv
 	let version: FileVersion;
 	let file: OpenedFile;
 	const notRegular = { absolute: target.absolute, display: target.display, exists: true, plan: EMPTY_PLAN, bytes: null, problem: 'it is not a regular file' };
+	if (!boundary.fileSystem.local) {
+		const stat = await boundary.fileSystem.stat(target.absolute).catch(() => undefined);
+		if (!stat) return { absolute: target.absolute, display: target.display, exists: false, plan: EMPTY_PLAN, bytes: null };
+		if (!stat.isFile()) return notRegular;
+		return parsedPlanFile(target, Buffer.from(await readBounded(boundary.fileSystem, target.absolute, target.display)), { mtimeMs: stat.mtimeMs, size: stat.size });
+	}
 	try {
 		file = await openVerified(target.absolute, target.display, boundary, access);
 	} catch (error) {
@@ -114,6 +121,10 @@ export async function readPlanFile(boundary: Boundary, planFile: string | Resolv
 	} finally {
 		await file.handle.close().catch(() => undefined);
 	}
+	return parsedPlanFile(target, bytes, version);
+}
+
+function parsedPlanFile(target: ResolvedPath, bytes: Buffer, version: FileVersion): PlanFileState {
 	const parsed = parsePlan(bytes.toString('utf8'));
 	const base = { absolute: target.absolute, display: target.display, exists: true, bytes, version };
 	return 'plan' in parsed ? { ...base, plan: parsed.plan } : { ...base, plan: EMPTY_PLAN, problem: parsed.problem };

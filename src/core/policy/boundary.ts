@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import picomatch from 'picomatch';
 import { BoundaryError, BoundaryRule, fromNodeError, ToolError } from '../results/errors';
 import { contains, relativeTo, toPosix } from '../files/paths';
+import { FileSystem, nodeFileSystem } from '../files/fileSystem';
 
 /**
  * Every path a tool touches goes through here (TOOLS.md principle 1). Paths are checked twice:
@@ -30,6 +31,12 @@ export interface BoundaryOptions {
 	 * workspace's command logs) stays readable.
 	 */
 	privatePaths?: string[];
+	/**
+	 * Where the folders' files are when they are not on disk (a virtual workspace): paths are then
+	 * the POSIX paths of the folders' URIs, and there are no symlinks to follow, so a path is its own
+	 * real path and whether it exists is asked of this file system.
+	 */
+	fileSystem?: FileSystem;
 }
 
 export type Access = 'read' | 'write';
@@ -102,6 +109,8 @@ export class Boundary {
 
 	/** Resolves the real paths of the folders once (a root may itself be a symlink) and how each matches case. */
 	static async create(options: BoundaryOptions): Promise<Boundary> {
+		// Nothing of a virtual workspace is on this disk: looking its paths up here would find other files.
+		if (options.fileSystem && !options.fileSystem.local) return new Boundary(options, { caseInsensitive: options.roots.map(() => false) });
 		const realRoots = await Promise.all(options.roots.map(root => realOrSelf(path.resolve(root.path))));
 		const realExtras = await Promise.all(absoluteExtras(options.additionalReadPaths).map(realOrSelf));
 		const caseInsensitive = await Promise.all(realRoots.map(probeCaseInsensitive));
@@ -111,6 +120,23 @@ export class Boundary {
 
 	get roots(): readonly WorkspaceRoot[] {
 		return this.options.roots;
+	}
+
+	/**
+	 * Where the workspace's files are: the Node adapter on disk, the editor's file system for a
+	 * virtual workspace (tools branch on `fileSystem.local`).
+	 */
+	get fileSystem(): FileSystem {
+		return this.options.fileSystem ?? nodeFileSystem;
+	}
+
+	private get virtual(): boolean {
+		return !this.fileSystem.local;
+	}
+
+	private async virtualPathOf(absolute: string): Promise<{ real: string; exists: boolean }> {
+		const exists = await this.fileSystem.stat(absolute).then(() => true, () => false);
+		return { real: absolute, exists };
 	}
 
 	private get unrestricted(): boolean {
@@ -125,7 +151,7 @@ export class Boundary {
 		const absolute = relative ? this.resolveRelative(input) : path.resolve(input);
 		const lexicalRoot = this.rootPlaceOf(absolute);
 		if (!lexicalRoot) this.checkOutside(input, absolute, access, relative ? 'escapes_workspace' : 'outside_workspace');
-		const { real, exists } = await realPathOf(absolute, input);
+		const { real, exists } = this.virtual ? await this.virtualPathOf(absolute) : await realPathOf(absolute, input);
 		const realRoot = this.rootPlaceOf(real, true);
 		if (!realRoot) this.checkRealOutside(input, absolute, real, access);
 		this.checkNotPrivate(input, absolute, access);

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import { commandLogDir } from '../commands/process';
 import { Boundary, WorkspaceRoot } from './boundary';
 import type { Settings } from './settings';
+import type { FileSystem } from '../files/fileSystem';
 
 export interface WorkspaceBoundarySources {
 	readonly roots: readonly WorkspaceRoot[];
@@ -13,6 +14,8 @@ export interface WorkspaceBoundarySources {
 	 * folder that holds every workspace's storage.
 	 */
 	readonly privateDir?: string;
+	/** Where the folders' files are when they are not on disk (a virtual workspace); default the disk. */
+	readonly fileSystem?: FileSystem;
 }
 
 /**
@@ -21,6 +24,12 @@ export interface WorkspaceBoundarySources {
  * The one place the extension, the command line, the MCP server and the tests build it.
  */
 export function workspaceBoundary(sources: WorkspaceBoundarySources): Promise<Boundary> {
+	const { roots, settings, fileSystem } = sources;
+	if (fileSystem && !fileSystem.local) {
+		// The folders are URI paths: extra read paths and the storage are disk paths, which a path of
+		// this workspace never reaches (it goes to fileSystem), so there is nothing to add or hide.
+		return Boundary.create({ roots: [...roots], fileAccess: settings.fileAccess, additionalReadPaths: [], protectedPaths: settings.protectedPaths, fileSystem });
+	}
 	const logs = commandLogDir(sources.storageDir);
 	// Made before the boundary resolves its read-only roots (once, here): a folder that exists then is
 	// recognised by its real path too (macOS's /tmp is a symlink).

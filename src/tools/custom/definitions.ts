@@ -69,6 +69,8 @@ export async function loadDefinitions(boundary: Boundary, reserved: ReadonlySet<
 	const specs: CustomToolSpec[] = [];
 	const problems: DefinitionProblem[] = [];
 	const owners = new Map<string, string>();
+	// Custom tools run scripts in a folder on disk: a virtual workspace's paths would name local files.
+	if (!boundary.fileSystem.local) return { specs, problems };
 	for (const root of boundary.roots) {
 		for (const file of await definitionFiles(root, boundary, problems)) {
 			const outcome = await readDefinition(file, root, boundary);

@@ -1,4 +1,6 @@
 // run_command and sessions beside the raw primitives:
+// - the issue's row: 100 MB of 2-byte lines (`yes | head -c 100M`) through run_command (head/tail
+//   buffers, line counts and the full log on disk) vs the same command `> file`, target ≤ 1.5×;
 // - a command printing 1 GiB through run_command (bounded buffers + full log on disk) vs the same
 //   command redirected to /dev/null by bash alone: wall ratio, and our peak RSS, which must stay flat;
 // - the same 1 GiB in the OS sandbox (the default) vs with toolbelt.sandbox.mode off;
@@ -9,13 +11,14 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { measure, registrySource, repo, table } from './lib/measure.mjs';
+import { measure, primitive, registrySource, repo, table } from './lib/measure.mjs';
 
 const GIGABYTE = 1024 ** 3;
 const UNSANDBOXED = { sandbox: { mode: 'off' } };
 // 64-byte lines of text (pipefail off: `yes` ends by SIGPIPE when head is done).
 const print = bytes => `set +o pipefail; yes 'a line of command output, sixty-four bytes long, like a log' | head -c ${bytes}`;
 const PRINT_1GB = print(GIGABYTE);
+const YES_100MB = 'set +o pipefail; yes | head -c 100M';
 
 const spawnBash = command => `
 	const { spawn } = require('node:child_process');
@@ -95,6 +98,11 @@ export default async function () {
 		const repoSetup = registrySource(repo, {}, { storageDir });
 		const repoStartup = measure(perCallMedian(CALLS), { setup: repoSetup });
 		const repoStartupOpen = measure(perCallMedian(CALLS), { setup: registrySource(repo, UNSANDBOXED, { storageDir }) });
+
+		const yes = measure(`let bytes; ${runCommand(YES_100MB)} return bytes;`, { setup, runs: 3 });
+		const yesToFile = primitive(`${YES_100MB} > ${path.join(root, 'yes.out')}`, { runs: 3 });
+		fs.rmSync(path.join(root, 'yes.out'));
+		rows.push({ name: 'run_command: 100 MB of 2-byte lines', ours: yes, base: yesToFile, primitive: 'same > file', target: 1.5 });
 
 		// The same at an eighth of the size: peak memory must not grow with the output.
 		const tenth = measure(`let bytes; ${runCommand(print(GIGABYTE / 8))} return bytes;`, { setup });

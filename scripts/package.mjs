@@ -128,8 +128,9 @@ function check(vsix) {
 		throw new Error(`${path.basename(vsix)} has the wrong runtime packages: missing ${missing.join(', ') || 'none'}; unexpected ${extra.join(', ') || 'none'}.`);
 	}
 	const dist = listing.filter(file => file.startsWith('extension/dist/')).sort();
-	if (dist.join() !== 'extension/dist/extension.js') {
-		throw new Error(`${path.basename(vsix)} must ship dist/extension.js alone (no CLI, no source maps), not: ${dist.join(', ') || 'nothing'}.`);
+	// The CLI is the MCP server VS Code starts for the workspace's custom tools.
+	if (dist.join() !== 'extension/dist/cli.js,extension/dist/extension.js') {
+		throw new Error(`${path.basename(vsix)} must ship dist/extension.js and dist/cli.js alone (no source maps), not: ${dist.join(', ') || 'nothing'}.`);
 	}
 	const size = fs.statSync(vsix).size;
 	console.log(`${path.relative(root, vsix)}: ${(size / 1024 / 1024).toFixed(1)} MB, ${listing.filter(Boolean).length} files; node_modules: ${wanted.join(', ')}`);

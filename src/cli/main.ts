@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import * as readline from 'node:readline';
+import { createInterface } from 'node:readline';
 import { confirmationTitle, describeRequest } from '../core/policy/approval';
 import { pruneBackups } from '../core/changes/backupPruning';
 import type { ApprovalRequest } from '../core/context';
@@ -8,12 +8,16 @@ import { createNodeEnvironment } from '../core/nodeHost';
 import type { ToolResult } from '../core/results/result';
 import { BackupLimits, defaultSettings, mergeSettings, SettingsOverrides } from '../core/policy/settings';
 import { StorageError } from '../core/files/storage';
-import { McpOptions, serveMcp } from '../mcp/server';
+import type { McpOptions } from '../mcp/server';
 import { ALL_TOOLS, ToolRegistry } from '../tools';
+import { CustomToolCatalog } from '../tools/custom/catalog';
+import { formatProblem } from '../tools/custom/definitions';
 
 const USAGE = `Usage:
-  toolbelt list
-      Lists every tool with its description and input schema (JSON).
+  toolbelt list [--root DIR]...
+      Lists every tool with its description and input schema (JSON), with the custom tools
+      defined in .toolbelt/tools/ of the workspace folder(s) (default: the current folder).
+      Definitions with problems are not listed; each problem is told on stderr.
   toolbelt run <tool> --input '<json>' | --input @file.json [--root DIR]... [--yes] [--settings '<json>'] [--storage DIR]
       Runs one tool on the workspace folder(s) given by --root (default: the current folder)
       and prints its result as JSON: { content, metadata, error }.
@@ -23,12 +27,13 @@ const USAGE = `Usage:
       workspace folders under <temp>/toolbelt-<uid>); it must be yours and closed to other users
       (mode 700). After a change, backups beyond the settings' backups.maxAgeDays / maxTotalMB
       are removed.
-  toolbelt mcp [--root DIR]... [--approval never|edits|mutating|always] [--settings '<json>'] [--storage DIR]
+  toolbelt mcp [--root DIR]... [--approval never|edits|mutating|always] [--settings '<json>'] [--storage DIR] [--only-custom]
       Serves the tools over MCP on stdin/stdout. Without --root, the client's MCP roots (or the
       current folder) are the workspace. Changes and commands that need approval are put to the
       person through the client (MCP elicitation); a client that cannot ask gets them refused,
       unless --approval (default mutating) lets them run. Protected paths and commands outside
-      the sandbox always need a person.
+      the sandbox always need a person. Custom tools are served too, and read again when their
+      definitions change; --only-custom serves nothing else.
 
 Exit codes: 0 success, 1 the tool reported an error, 2 bad usage.`;
 
@@ -73,6 +78,7 @@ function parseMcpArgs(args: string[]): McpOptions {
 		'--settings': value => { options.settings = parseSettings(readArg(value())); },
 		'--storage': value => { options.storageDir = path.resolve(value()); },
 		'--approval': value => { approval = value(); },
+		'--only-custom': () => { options.onlyCustom = true; },
 	});
 	// --approval wins over an approval given in --settings, whatever their order.
 	if (approval !== undefined) {
@@ -125,7 +131,7 @@ function parseJson(text: string, flag: string): unknown {
 /** Puts a request to the person on the terminal; no terminal means no one to say yes. */
 async function askOnTerminal(request: ApprovalRequest): Promise<boolean> {
 	if (!process.stdin.isTTY || !process.stderr.isTTY) return false;
-	const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
+	const rl = createInterface({ input: process.stdin, output: process.stderr });
 	try {
 		process.stderr.write(`${confirmationTitle(request)}\n${describeRequest(request, 'plain')}\n`);
 		const answer = await new Promise<string>(resolve => rl.question('Go ahead? [y/N] ', resolve));
@@ -151,9 +157,12 @@ async function run(args: RunArgs): Promise<number> {
 		throw new UsageError((error as Error).message);
 	}
 	const registry = new ToolRegistry(ALL_TOOLS, env);
+	await offerCustomTools(registry, env);
 	const controller = new AbortController();
-	process.once('SIGINT', () => controller.abort());
-	const result = await registry.invoke(args.tool, args.input, { signal: controller.signal });
+	const interrupt = () => controller.abort();
+	process.once('SIGINT', interrupt);
+	// main() also runs in-process (tests): the listener must not outlive the call.
+	const result = await registry.invoke(args.tool, args.input, { signal: controller.signal }).finally(() => process.off('SIGINT', interrupt));
 	process.stdout.write(`${toJson(result)}\n`);
 	// One call per process: a session (or a background job) cannot outlive it, and must not keep it alive.
 	await env.state.sessions?.dispose();
@@ -171,20 +180,45 @@ async function pruneQuietly(storageDir: string, limits: BackupLimits): Promise<v
 	}
 }
 
-function list(): number {
-	// Describing the tools needs no workspace: the registry never looks at its folders for it.
-	const registry = new ToolRegistry(ALL_TOOLS, createNodeEnvironment({ roots: [] }));
+async function list(args: string[]): Promise<number> {
+	const roots: string[] = [];
+	parseFlags(args, { '--root': value => roots.push(path.resolve(value())) });
+	let env;
+	try {
+		env = createNodeEnvironment({ roots: roots.length ? roots : [process.cwd()] });
+	} catch (error) {
+		throw new UsageError((error as Error).message);
+	}
+	const registry = new ToolRegistry(ALL_TOOLS, env);
+	await offerCustomTools(registry, env);
 	process.stdout.write(`${JSON.stringify(registry.listDefinitions(), null, 2)}\n`);
 	return 0;
+}
+
+/** Adds the workspace's custom tools to a registry; each definition with a problem is told on stderr instead. */
+async function offerCustomTools(registry: ToolRegistry, env: ReturnType<typeof createNodeEnvironment>): Promise<void> {
+	const catalog = new CustomToolCatalog(env.boundary);
+	await catalog.reload();
+	for (const problem of catalog.problems) process.stderr.write(`toolbelt: custom tool not offered: ${formatProblem(problem)}\n`);
+	registry.setCustomTools(catalog.tools);
+}
+
+/**
+ * The MCP server with its SDK (half of the CLI's code) is loaded only for `toolbelt mcp`: the bundle
+ * keeps it in its own file, so `list` and `run` neither compile nor evaluate it.
+ */
+async function serve(options: McpOptions): Promise<void> {
+	const { serveMcp } = await import('../mcp/server');
+	await serveMcp(options);
 }
 
 export async function main(argv: string[]): Promise<number> {
 	const [command, ...rest] = argv;
 	try {
 		switch (command) {
-			case 'list': return list();
+			case 'list': return await list(rest);
 			case 'run': return await run(parseRunArgs(rest));
-			case 'mcp': await serveMcp(parseMcpArgs(rest)); return 0;
+			case 'mcp': await serve(parseMcpArgs(rest)); return 0;
 			case 'help': case '--help': case '-h': process.stdout.write(`${USAGE}\n`); return 0;
 			default: throw new UsageError(command ? `Unknown command "${command}".` : 'No command given.');
 		}

@@ -2,26 +2,51 @@ import type { Boundary } from './policy/boundary';
 import type { SandboxHostOptions } from './sandbox/runtime';
 import type { LanguageServices } from './languages';
 import { SessionManager } from './commands/sessions';
-import type { Limits, Settings } from './policy/settings';
+import { CommandLogs, commandLogDir } from './commands/process';
+import { BackupClock } from './changes/backups';
+import type { Settings } from './policy/settings';
 import type { ToolResult } from './results/result';
 
 /**
- * What a tool receives. Built by src/vscode/ in the extension and by src/core/nodeHost.ts in the
- * CLI, tests and benchmarks. A tool never reaches past it to VS Code or to process globals.
+ * What the change pipeline (core/changes) needs to plan and commit a change: a tool's call gives it
+ * its ToolContext; the person's own restore of a backup (src/vscode/backupsUi.ts) builds one of
+ * these. Nothing else in it, so the pipeline cannot come to depend on a tool's settings or limits.
  */
-export interface ToolContext {
-	/** Model-facing name of the running tool. */
+export interface ChangeContext {
+	/** Who makes the change, recorded with its backup: a tool's model-facing name, or `restore_backup`. */
 	readonly tool: string;
 	readonly boundary: Boundary;
-	readonly settings: Settings;
-	readonly limits: Limits;
+	readonly host: Host;
+	readonly state: ChangeState;
 	/** Fires when the caller cancels; long work checks it and stops promptly. */
 	readonly signal: AbortSignal;
-	readonly host: Host;
-	/** State shared by every call through one registry (the tool host). */
-	readonly state: SharedState;
+	/** When the diff of an applied change is opened. */
+	readonly settings: Pick<Settings, 'showDiffs'>;
 	/** Adds fields to the call's structured event (bytes, files touched, …). */
 	note(fields: Partial<ToolEventFields>): void;
+}
+
+/**
+ * What a tool receives: built once per call by the ToolRegistry (registry.ts), the only place that
+ * makes one. A tool never reaches past it to VS Code or to process globals; its caps are
+ * `settings.limits`.
+ */
+export interface ToolContext extends ChangeContext {
+	readonly settings: Settings;
+	/** State shared by every call through one registry (the tool host). */
+	readonly state: SharedState;
+}
+
+/**
+ * What a ToolRegistry needs from where it runs: built by src/vscode/environment.ts in the extension
+ * and by core/nodeHost.ts in the CLI, the MCP server, tests and benchmarks.
+ */
+export interface ToolEnvironment {
+	readonly host: Host;
+	readonly state: SharedState;
+	settings(): Settings;
+	/** Rebuilt by the environment when folders or settings change (see workspaceBoundary); cheap to call. */
+	boundary(): Promise<Boundary>;
 }
 
 /** The parts that differ between VS Code and plain Node. */
@@ -140,20 +165,34 @@ export interface FileVersion {
 	readonly sha256?: string;
 }
 
-export interface SharedState {
+/** What the change pipeline keeps between calls: versions for stale-write checks, file locks, backup times. */
+export interface ChangeState {
 	/** Absolute path → the version this tool host last read or wrote. */
 	readonly fileVersions: Map<string, FileVersion>;
 	/**
 	 * Absolute path → the tail of the queue of calls working on that file (see withFileLocks in
-	 * mutation.ts): a read-change-write on one file never interleaves with another.
+	 * changes/locks.ts): a read-change-write on one file never interleaves with another.
 	 */
 	readonly fileLocks: Map<string, Promise<void>>;
-	/** Interactive sessions (exec_command, write_stdin, …); the VS Code layer mirrors them in terminals. */
-	readonly sessions?: SessionManager;
+	readonly backupClock: BackupClock;
 }
 
-export function createSharedState(): SharedState {
-	return { fileVersions: new Map(), fileLocks: new Map(), sessions: new SessionManager() };
+/** Everything one registry (tool host) keeps between calls; made by its environment, never by a module. */
+export interface SharedState extends ChangeState {
+	/** Interactive sessions (exec_command, write_stdin, …); the VS Code layer mirrors them in terminals. */
+	readonly sessions: SessionManager;
+	readonly commandLogs: CommandLogs;
+	/** Languages whose server stayed silent for a whole wait (code tools): the next call waits less. */
+	readonly silentLanguages: Set<string>;
+}
+
+export function createChangeState(): ChangeState {
+	return { fileVersions: new Map(), fileLocks: new Map(), backupClock: new BackupClock() };
+}
+
+/** `storageDir`: the host's, where command logs go. */
+export function createSharedState(storageDir: string): SharedState {
+	return { ...createChangeState(), sessions: new SessionManager(), commandLogs: new CommandLogs(commandLogDir(storageDir)), silentLanguages: new Set() };
 }
 
 /** `waiting`: the call waits for a person to confirm it (nothing has run or changed yet). */
@@ -170,6 +209,8 @@ export interface ToolEventFields {
 	bytes: number;
 	truncated: boolean;
 	filesTouched: string[];
+	/** The backup set taken before the call's change (its id), so the change can be shown later. */
+	backupSet: string;
 	target: string;
 }
 

@@ -105,6 +105,14 @@ export class LanguageServiceRefusal extends Error {
 	}
 }
 
+/** How long a call waits for a language server to answer (see askLanguageServer in tools/codeSupport.ts). */
+export interface LanguageWaits {
+	/** A server that may still be starting or loading the project. */
+	readonly firstMs: number;
+	/** A language whose server already stayed silent for a whole wait. */
+	readonly silentMs: number;
+}
+
 /**
  * What the editor's language services answer. An empty answer is ambiguous (no provider for the
  * language, a server still starting, or truly nothing): the tools tell them apart with `readiness`.
@@ -132,4 +140,6 @@ export interface LanguageServices {
 	rename(path: string, position: SourcePosition, newName: string): Promise<EditOperation[]>;
 	/** Code actions for a range (`kind` narrows, e.g. `quickfix`), their edits resolved. */
 	codeActions(path: string, range: SourceRange, kind?: string): Promise<CodeActionInfo[]>;
+	/** How long to wait for these servers; default LANGUAGE_WAIT (tests shorten it). */
+	readonly waits?: LanguageWaits;
 }

@@ -1,9 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Boundary, WorkspaceRoot } from './policy/boundary';
+import type { Boundary, WorkspaceRoot } from './policy/boundary';
+import { workspaceBoundary } from './policy/workspaceBoundary';
 import { applyChangesAtomically } from './files/atomic';
-import { ApprovalRequest, createSharedState, Diagnostic, FileChange, Host, SharedState } from './context';
-import { commandLogDir } from './commands/process';
+import { ApprovalRequest, createSharedState, Diagnostic, FileChange, Host, ToolEnvironment } from './context';
 import type { SandboxHostOptions } from './sandbox/runtime';
 import type { LanguageServices } from './languages';
 import { defaultSettings, mergeSettings, Settings, SettingsOverrides } from './policy/settings';
@@ -57,7 +57,7 @@ export interface NodeEnvironmentOptions extends NodeHostOptions {
  * Everything a ToolRegistry needs, on plain Node. With workspace folders, the storage folder is
  * made private (or checked) here, before anything is written to it: a StorageError says what to do.
  */
-export function createNodeEnvironment(options: NodeEnvironmentOptions) {
+export function createNodeEnvironment(options: NodeEnvironmentOptions): ToolEnvironment {
 	const settings: Settings = mergeSettings(defaultSettings(), options.settings).settings;
 	const roots: WorkspaceRoot[] = options.roots.map(root =>
 		typeof root === 'string' ? { name: path.basename(path.resolve(root)), path: path.resolve(root) } : root);
@@ -70,21 +70,12 @@ export function createNodeEnvironment(options: NodeEnvironmentOptions) {
 		if (base !== undefined) ensurePrivateFolder(base);
 		ensurePrivateFolder(storageDir);
 	}
-	const state: SharedState = createSharedState();
-	const host = createNodeHost({ ...options, storageDir });
 	let boundary: Promise<Boundary> | undefined;
 	return {
-		host,
-		state,
+		host: createNodeHost({ ...options, storageDir }),
+		state: createSharedState(storageDir),
 		settings: () => settings,
-		boundary: () => (boundary ??= Boundary.create({
-			roots,
-			fileAccess: settings.fileAccess,
-			// Command logs are outside the workspace; read_file pages this workspace's own.
-			additionalReadPaths: [...settings.additionalReadPaths, commandLogDir(host.storageDir)],
-			protectedPaths: settings.protectedPaths,
-			// Every workspace's storage (the default base holds them all) stays out of the tools' reach.
-			privatePaths: [base ?? storageDir],
-		})),
+		// Every workspace's storage (the default base holds them all) stays out of the tools' reach.
+		boundary: () => (boundary ??= workspaceBoundary({ roots, settings, storageDir, privateDir: base ?? storageDir })),
 	};
 }

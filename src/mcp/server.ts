@@ -9,7 +9,10 @@ import { createNodeEnvironment } from '../core/nodeHost';
 import type { ToolResult } from '../core/results/result';
 import type { Approval, SettingsOverrides } from '../core/policy/settings';
 import { ALL_TOOLS, ToolRegistry } from '../tools';
+import { CustomToolCatalog } from '../tools/custom/catalog';
+import { formatProblem } from '../tools/custom/definitions';
 import type { ToolDescription } from '../tools/registry';
+import { modelName } from '../tools/tool';
 
 export interface McpOptions {
 	/** Workspace folders from --root; when empty, the client's MCP roots (or the current folder). */
@@ -17,6 +20,8 @@ export interface McpOptions {
 	/** Holds --approval, when given (default `mutating`, as everywhere). */
 	settings: SettingsOverrides;
 	storageDir?: string;
+	/** Serve only the workspace's custom tools (VS Code, which has the built-in ones already). */
+	onlyCustom?: boolean;
 }
 
 /** Diffs shown in an elicitation: enough to judge, small enough for any client's dialog. */
@@ -25,6 +30,11 @@ const ELICITATION_DIFF_BYTES = 32 * 1024;
 const PROGRESS_EVERY_MS = 5000;
 /** Tools that only VS Code's language services can run are not offered outside it. */
 const MCP_TOOLS = ALL_TOOLS.filter(tool => !tool.needsVscode);
+/**
+ * How often custom tool definitions are read again. Polled rather than watched: the definitions
+ * folder may not exist yet, and a few small reads every two seconds cost nothing.
+ */
+const CUSTOM_TOOLS_POLL_MS = 2000;
 
 /** Serves every tool that works outside VS Code over stdio until the client goes away. */
 export async function serveMcp(options: McpOptions): Promise<void> {
@@ -37,22 +47,41 @@ export async function serveMcp(options: McpOptions): Promise<void> {
 }
 
 export function createMcpServer(options: McpOptions): { server: Server; dispose(): Promise<void> } {
-	const server = new Server({ name: 'toolbelt', version: '0.1.0' }, { capabilities: { tools: {} } });
-	let registry: Promise<ToolRegistry> | undefined;
-	let env: ReturnType<typeof createNodeEnvironment> | undefined;
+	const server = new Server({ name: 'toolbelt', version: '0.1.0' }, { capabilities: { tools: { listChanged: true } } });
+	const builtIns = options.onlyCustom ? [] : MCP_TOOLS;
+	let workspace: Promise<Workspace> | undefined;
+	let poll: NodeJS.Timeout | undefined;
 	// Built on first use, after initialization: only then are the client's roots and elicitation known.
-	const getRegistry = () => (registry ??= workspaceRoots(server, options.roots).then(roots => {
-		env = createNodeEnvironment({
+	const getWorkspace = () => (workspace ??= workspaceRoots(server, options.roots).then(async roots => {
+		const env = createNodeEnvironment({
 			roots,
 			settings: options.settings,
 			storageDir: options.storageDir,
-			confirm: request => askPerson(server, request, env!.settings().approval),
+			confirm: request => askPerson(server, request, env.settings().approval),
 		});
-		return new ToolRegistry(MCP_TOOLS, env);
+		const opened = { env, registry: new ToolRegistry(builtIns, env), custom: new CustomToolCatalog(env.boundary) };
+		await refreshCustomTools(opened);
+		poll = setInterval(() => void refreshAndTell(opened).catch(() => undefined), CUSTOM_TOOLS_POLL_MS);
+		poll.unref();
+		return opened;
 	}));
-	const descriptions = new ToolRegistry(MCP_TOOLS, createNodeEnvironment({ roots: [] })).listDefinitions();
+	const refreshAndTell = async (opened: Workspace) => {
+		if (await refreshCustomTools(opened)) await server.sendToolListChanged();
+	};
+	const descriptions = new ToolRegistry(builtIns, createNodeEnvironment({ roots: [] })).listDefinitions();
 
-	server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: descriptions.map(toMcpTool) }));
+	server.setRequestHandler(ListToolsRequestSchema, async () => {
+		let opened;
+		try {
+			opened = await getWorkspace();
+		} catch {
+			// The workspace cannot be opened: the built-in tools are listed, and each call says why it fails.
+			workspace = undefined;
+			return { tools: descriptions.map(toMcpTool) };
+		}
+		await refreshCustomTools(opened);
+		return { tools: opened.registry.listDefinitions().map(toMcpTool) };
+	});
 	server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
 		const progressToken = request.params._meta?.progressToken;
 		// Progress must increase with each notification: a count of them does.
@@ -62,22 +91,57 @@ export function createMcpServer(options: McpOptions): { server: Server; dispose(
 			params: { progressToken, progress: ++sent, message },
 		}).catch(() => undefined));
 		try {
-			let tools;
+			let opened;
 			try {
-				tools = await getRegistry();
+				opened = await getWorkspace();
 			} catch (error) {
 				// A workspace folder that does not exist or an unsafe storage folder: the message says what to fix.
-				registry = undefined;
+				workspace = undefined;
 				return { content: [{ type: 'text', text: `Error: the Toolbelt MCP server cannot open its workspace: ${(error as Error).message}` }], isError: true };
 			}
-			const result = await tools.invoke(request.params.name, request.params.arguments ?? {}, { signal: extra.signal });
+			// A definition edited since the last listing runs as it is now.
+			if (!builtIns.some(tool => tool.name === modelName(request.params.name))) await refreshAndTell(opened);
+			const result = await opened.registry.invoke(request.params.name, request.params.arguments ?? {}, { signal: extra.signal });
 			return toMcpResult(result);
 		} finally {
 			// Sent before the result: a client stops listening for progress once the call has answered.
 			await progress?.finish();
 		}
 	});
-	return { server, dispose: async () => await env?.state.sessions?.dispose() };
+	return {
+		server,
+		dispose: async () => {
+			clearInterval(poll);
+			const opened = await workspace?.catch(() => undefined);
+			await opened?.env.state.sessions?.dispose();
+		},
+	};
+}
+
+interface Workspace {
+	readonly env: ReturnType<typeof createNodeEnvironment>;
+	readonly registry: ToolRegistry;
+	readonly custom: CustomToolCatalog;
+}
+
+/**
+ * Reads the custom tool definitions again; true when the tools offered changed. Problems go to
+ * stderr, which MCP clients keep in their server log, each time they change.
+ */
+async function refreshCustomTools(workspace: Workspace): Promise<boolean> {
+	let change;
+	try {
+		change = await workspace.custom.reload();
+	} catch (error) {
+		// The set offered stays as it was; the next listing, call or poll tries again.
+		process.stderr.write(`toolbelt: custom tools could not be read: ${(error as Error).message}\n`);
+		return false;
+	}
+	if (change.problems) {
+		for (const problem of workspace.custom.problems) process.stderr.write(`toolbelt: custom tool not offered: ${formatProblem(problem)}\n`);
+	}
+	if (change.tools) workspace.registry.setCustomTools(workspace.custom.tools);
+	return change.tools;
 }
 
 /** The --root folders; else the client's file roots when it offers them; else the current folder. */

@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox';
 import type { ToolContext } from '../core/context';
 import { CancelledError, fromNodeError, ToolError } from '../core/results/errors';
 import { looksBinary, statOrExplain } from '../core/files/files';
-import type { LanguageServices, SourceLocation, SourcePosition } from '../core/languages';
+import type { LanguageServices, LanguageWaits, SourceLocation, SourcePosition } from '../core/languages';
 import { LocatedSymbol, locateSymbol, SymbolTarget } from '../core/text/symbolPosition';
 import { formatBytes, formatCount } from '../core/results/truncate';
 
@@ -27,18 +27,15 @@ export type PositionInput = SymbolTarget & { readonly path: string };
 /**
  * How long a call waits for a language server to answer. A freshly opened TypeScript project takes
  * seconds to load; a language with no server never answers, and is given less time once known.
- * Tests shorten these.
+ * A port may bring its own (tests do).
  */
-export const LANGUAGE_WAIT = { firstMs: 20_000, silentMs: 3_000 };
+export const LANGUAGE_WAIT: LanguageWaits = Object.freeze({ firstMs: 20_000, silentMs: 3_000 });
 const FIRST_PAUSE_MS = 200;
 const MAX_PAUSE_MS = 1_000;
 /** Files larger than this are not read for their lines (language servers skip them too). */
 const MAX_SOURCE_BYTES = 16 * 1024 * 1024;
 /** Characters of a result line shown around the symbol. */
 const RESULT_LINE_CHARS = 240;
-
-/** Languages that stayed silent for a whole wait, per port: the next call waits less. */
-const silentLanguages = new WeakMap<LanguageServices, Set<string>>();
 
 export function languageServices(ctx: ToolContext): LanguageServices {
 	if (!ctx.host.languages) throw needsVscode(ctx.tool);
@@ -110,9 +107,9 @@ export async function askLanguageServer<T>(
 	ask: () => Promise<T[]>,
 	position?: SourcePosition,
 ): Promise<T[]> {
-	const silent = silentLanguages.get(services) ?? new Set<string>();
-	silentLanguages.set(services, silent);
-	const waitMs = silent.has(file.languageId) ? LANGUAGE_WAIT.silentMs : LANGUAGE_WAIT.firstMs;
+	const silent = ctx.state.silentLanguages;
+	const waits = services.waits ?? LANGUAGE_WAIT;
+	const waitMs = silent.has(file.languageId) ? waits.silentMs : waits.firstMs;
 	const deadline = Date.now() + waitMs;
 	let pause = FIRST_PAUSE_MS;
 	for (;;) {
@@ -120,8 +117,8 @@ export async function askLanguageServer<T>(
 		if (readiness === 'ready') {
 			silent.delete(file.languageId);
 			// A ready server may still take a while for a big question (references in a large project).
-			const answer = await beforeDeadline(ask(), Date.now() + LANGUAGE_WAIT.firstMs, ctx.signal);
-			if (answer === undefined) throw stillLoading(file, LANGUAGE_WAIT.firstMs);
+			const answer = await beforeDeadline(ask(), Date.now() + waits.firstMs, ctx.signal);
+			if (answer === undefined) throw stillLoading(file, waits.firstMs);
 			return answer;
 		}
 		if (readiness === 'silent') {

@@ -2,7 +2,6 @@ import { Type } from '@sinclair/typebox';
 import type { PendingCall, ToolContext } from '../core/context';
 import { BoundaryError, CancelledError, ToolError, ValidationError } from '../core/results/errors';
 import { statOrExplain } from '../core/files/files';
-import { commandLogDir } from '../core/commands/process';
 import { explainBlocked } from '../core/sandbox/blocked';
 import { decideSandbox, openSandbox, Sandbox, SandboxDecision } from '../core/sandbox/runtime';
 import type { Session, SessionManager } from '../core/commands/sessions';
@@ -143,7 +142,7 @@ export async function openCommandSandbox(decision: SandboxDecision, ctx: ToolCon
 		denyRead: settings.denyRead,
 		network: settings.network === 'on',
 		storageRoot: ctx.host.sandbox?.storageRoot ?? ctx.host.storageDir,
-		logDir: commandLogDir(ctx.host.storageDir),
+		logDir: ctx.state.commandLogs.dir,
 	}, ctx.host.sandbox);
 	// Finding the protected paths takes a moment: a call cancelled meanwhile starts nothing.
 	if (ctx.signal.aborted) {
@@ -160,13 +159,24 @@ export function sandboxMetadata(sandbox: Sandbox): { sandbox: Sandbox['kind']; s
 
 /**
  * Sentences for the model about the sandbox: that there was none although one was wanted (every
- * such result says so), or what it blocked, read from the output.
+ * such result says so), what it blocked, read from the output, and the protected paths the command
+ * created where the sandbox could not guard them (`createdProtected`, as displayed).
  */
-export function sandboxNotes(sandbox: Sandbox, output: string): string[] {
+export function sandboxNotes(sandbox: Sandbox, output: string, createdProtected: readonly string[] = []): string[] {
 	const notes: string[] = [];
 	if (sandbox.why === 'unavailable') notes.push(`Not sandboxed: ${sandbox.detail}, so it ran with the user's full permissions (toolbelt.sandbox.mode is "auto").`);
 	if (sandbox.kind !== 'none' && !sandbox.scanComplete) notes.push('Sandbox: the workspace is too large to find every protected path in it; some (such as nested .git folders) may be writable.');
 	const blocked = explainBlocked(output, sandbox);
 	if (blocked) notes.push(blocked);
+	if (createdProtected.length) notes.push(createdProtectedNote(createdProtected));
 	return notes;
+}
+
+/** At most this many created protected paths are named; the rest are counted. */
+const CREATED_NAMED = 10;
+
+function createdProtectedNote(created: readonly string[]): string {
+	const named = created.slice(0, CREATED_NAMED).join(', ');
+	const more = created.length > CREATED_NAMED ? ` and ${created.length - CREATED_NAMED} more` : '';
+	return `Sandbox: the command created protected paths (toolbelt.protectedPaths): ${named}${more}. The sandbox keeps existing protected paths and their top-level names (.env, .git, .vscode) read-only, but cannot guard every name a glob matches before it exists. Tell the user what was created and why; to change protected files, use the file tools, which ask the user.`;
 }

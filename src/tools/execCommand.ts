@@ -57,7 +57,7 @@ async function run(input: Input, ctx: ToolContext): Promise<PendingCall> {
 async function start(input: Input, dir: CommandDir, decision: SandboxDecision, ctx: ToolContext): Promise<ToolResult> {
 	const sessions = sessionsOf(ctx);
 	const tty = input.tty ?? true;
-	const maxOutputBytes = input.maxOutputBytes ?? ctx.limits.commandBytes;
+	const maxOutputBytes = input.maxOutputBytes ?? ctx.settings.limits.commandBytes;
 	const sandbox = await openCommandSandbox(decision, ctx);
 	let started: { session: Session; pruned?: Session };
 	try {

@@ -47,7 +47,7 @@ export const findFilesTool = defineTool({
 
 async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 	const scopes = await searchScopes(ctx, input.path, 'directory', 'find_files');
-	const limit = input.limit ?? ctx.limits.listEntries;
+	const limit = input.limit ?? ctx.settings.limits.listEntries;
 	const offset = input.offset ?? 0;
 	const keep = new TopK<Found>(offset + limit, (a, b) => a.order - b.order || comparePaths(a.relative, b.relative));
 	const includeHidden = input.includeHidden ?? false;
@@ -120,12 +120,16 @@ async function folderHint(pattern: string, scopes: readonly { cwd: string; arg: 
  */
 export class TopK<T> {
 	private items: T[] = [];
+	/** The last of the first k at the latest shrink: what does not come before it is out for good. */
+	private cutoff: T | undefined;
 	count = 0;
 
 	constructor(private readonly k: number, private readonly compare: (a: T, b: T) => number) {}
 
 	push(item: T): void {
 		this.count++;
+		// One comparison instead of a place in the next sort (ties go to the earlier item, as in the sort).
+		if (this.cutoff !== undefined && this.compare(item, this.cutoff) >= 0) return;
 		this.items.push(item);
 		if (this.items.length >= 2 * this.k + 1024) this.shrink();
 	}
@@ -137,6 +141,8 @@ export class TopK<T> {
 
 	private shrink(): void {
 		this.items.sort(this.compare);
-		if (this.items.length > this.k) this.items.length = this.k;
+		if (this.items.length < this.k) return;
+		this.items.length = this.k;
+		this.cutoff = this.items[this.k - 1];
 	}
 }

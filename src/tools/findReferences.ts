@@ -51,7 +51,7 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 	if (sorted.length === 0) {
 		return textResult(`The language server knows no references to ${symbol} at ${file.display}:${input.line}${input.includeDeclaration === false ? ' besides its declaration' : ''}. ${note ?? ''}`.trim(), { total: 0, files: 0 });
 	}
-	const limit = input.limit ?? ctx.limits.grepMatches;
+	const limit = input.limit ?? ctx.settings.limits.grepMatches;
 	const offset = input.offset ?? 0;
 	const page = sorted.slice(offset, offset + limit);
 	const perFile = countByFile(sorted.map(one => one.display));

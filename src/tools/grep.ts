@@ -3,7 +3,8 @@ import { Type } from '@sinclair/typebox';
 import type { ToolContext } from '../core/context';
 import { ToolError } from '../core/results/errors';
 import { textResult, ToolResult } from '../core/results/result';
-import { cleanRelative, comparePaths, filterArgs, inputErrorOf, isHiddenBelow, runRg, warningsOf } from '../core/search/ripgrep';
+import { formatBytes } from '../core/results/truncate';
+import { cleanRelative, comparePaths, filterArgs, inputErrorOf, isHiddenBelow, RG_SAFE_FILE_BYTES, runRg, warningsOf } from '../core/search/ripgrep';
 import { formatCount } from '../core/results/truncate';
 import { fillWindows, FoundLine, GREP_LINE_CHARS, WindowSearch } from './grepWindows';
 import { globList, searchConfinement, SearchScope, searchScopes } from './searchScope';
@@ -83,7 +84,7 @@ interface Collected {
 
 async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 	const scopes = await searchScopes(ctx, input.path, 'any', 'grep');
-	const limit = input.limit ?? ctx.limits.grepMatches;
+	const limit = input.limit ?? ctx.settings.limits.grepMatches;
 	const offset = input.offset ?? 0;
 	const context = input.context ?? 0;
 	const wanted = offset + limit + 1;
@@ -131,6 +132,8 @@ interface CollectOptions {
 	/** Stop once this many matching lines are in hand. */
 	readonly stopAfter: number;
 	readonly ctx: ToolContext;
+	/** Files larger than RG_SAFE_FILE_BYTES are skipped: a search before ran out of memory on a giant line. */
+	readonly skipLarge?: boolean;
 }
 
 async function collect(options: CollectOptions, pcre2 = false): Promise<Collected> {
@@ -144,12 +147,14 @@ async function collect(options: CollectOptions, pcre2 = false): Promise<Collecte
 		// A file with more matching lines than this call can use ends the search anyway, so rg may stop
 		// reading it there: in a parallel search it would otherwise hold a huge file's results whole.
 		const perFile = ['--max-count', String(options.stopAfter + 1)];
-		const args = [...options.args, ...perFile, ...(options.sorted ? ['--sort', 'path'] : []), ...(pcre2 ? ['--pcre2'] : []), '--regexp', options.pattern, '--', scope.arg];
+		const sizeCap = options.skipLarge ? ['--max-filesize', String(RG_SAFE_FILE_BYTES)] : [];
+		const args = [...options.args, ...perFile, ...sizeCap, ...(options.sorted ? ['--sort', 'path'] : []), ...(pcre2 ? ['--pcre2'] : []), '--regexp', options.pattern, '--', scope.arg];
 		const records = new RecordReader();
 		const result = await runRg(args, {
 			cwd: scope.cwd,
 			signal: options.ctx.signal,
 			confine: searchConfinement(options.ctx),
+			boundMemory: true,
 			line: bytes => {
 				const record = records.read(bytes);
 				if (!record) return;
@@ -176,6 +181,8 @@ async function collect(options: CollectOptions, pcre2 = false): Promise<Collecte
 				}
 			},
 		});
+		// Whatever was found before the abort is dropped: the search is made again, whole, without the big files.
+		if (result.outOfMemory && !options.skipLarge) return collect({ ...options, skipLarge: true }, pcre2);
 		if (result.code === 2 && !result.stopped) {
 			const bad = inputErrorOf(result.stderr);
 			if (bad && !pcre2 && /look-around|backreferences/.test(bad)) return collect(options, true);
@@ -184,6 +191,7 @@ async function collect(options: CollectOptions, pcre2 = false): Promise<Collecte
 		}
 		if (!complete) break;
 	}
+	if (options.skipLarge) warnings.unshift(`files larger than ${formatBytes(RG_SAFE_FILE_BYTES)} were skipped, because one of them has a line too long for grep to search within its memory bound (a minified or generated file?); search a narrower path or with include globs that leave it out, or read a large file with read_file`);
 	// A file seen only through context lines of a stopped search has no matches to show.
 	return { files: files.filter(file => file.matches > 0), matches, complete, warnings, binary, pcre2 };
 }
@@ -289,7 +297,7 @@ function longLinesOf(page: readonly PageFile[], context: number): WindowSearch[]
 }
 
 function render(input: Input, collected: Collected, page: readonly PageFile[], offset: number, limit: number, ctx: ToolContext): ToolResult {
-	const budget = ctx.limits.readBytes;
+	const budget = ctx.settings.limits.readBytes;
 	const out: string[] = [];
 	let bytes = 0;
 	let shown = 0;

@@ -55,4 +55,4 @@ export const ALL_TOOLS: readonly ToolDefinition<any>[] = [
 ];
 
 export { ToolRegistry } from './registry';
-export type { InvokeOptions, ToolEnvironment, ToolDescription, ApprovalPhase } from './registry';
+export type { InvokeOptions, ToolDescription, ApprovalPhase } from './registry';

@@ -68,7 +68,7 @@ interface Walk {
 
 async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 	const depth = input.depth ?? 2;
-	const limit = input.limit ?? ctx.limits.listEntries;
+	const limit = input.limit ?? ctx.settings.limits.listEntries;
 	const offset = input.offset ?? 0;
 	const roots = ctx.boundary.roots;
 	const listAll = (input.path === undefined || input.path === '' || input.path === '.') && roots.length > 1;

@@ -12,8 +12,8 @@ export const ABRIDGED_RESULT = 'The result shows one line per task (default fals
 /** A rendered plan within the read caps (100 tasks with long details can exceed them). */
 export function planText(rendered: string, ctx: ToolContext) {
 	const { text, info } = truncateText(rendered, {
-		maxBytes: ctx.limits.readBytes,
-		maxLines: ctx.limits.readLines,
+		maxBytes: ctx.settings.limits.readBytes,
+		maxLines: ctx.settings.limits.readLines,
 		keep: 'head',
 		hint: () => 'use abridged: true for one line per task',
 	});
@@ -40,12 +40,12 @@ export async function pendingPlan(
 	if (state.version) ctx.state.fileVersions.set(state.absolute, state.version);
 	const changes = planChanges(state, plan, absolute => ctx.boundary.display(absolute));
 	const kept = changes.length > 1 ? `The broken plan file was kept as ${changes[0].displayPath}.` : undefined;
-	const change = await pendingChange(ctx, title, changes, () => finish(kept));
+	const change = await pendingChange(ctx, title, changes, () => finish(kept), { diagnostics: false });
 	return {
 		pending: true,
 		request: quietRequest(change.request, ctx.settings),
 		commit: async (commitCtx, confirmed) => {
-			const result = await change.commit({ ...commitCtx, host: { ...commitCtx.host, diagnostics: undefined } }, confirmed);
+			const result = await change.commit(commitCtx, confirmed);
 			commitCtx.note({ target: state.display });
 			return result;
 		},

@@ -65,7 +65,7 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 			await recordVersion(ctx, target.absolute, handle);
 		}
 
-		const limit = Math.min(input.limit ?? ctx.limits.readLines, ctx.limits.readLines * 10);
+		const limit = Math.min(input.limit ?? ctx.settings.limits.readLines, ctx.settings.limits.readLines * 10);
 		const window = await readWindow(handle, stat.size, dirty, input, limit, ctx);
 		ctx.note({ target: display });
 		return render(display, window, input, limit, ctx, dirty !== undefined);
@@ -86,7 +86,7 @@ async function readWindow(handle: Handle, size: number, dirty: string | undefine
 	const offset = input.offset ?? 1;
 	// Each shown line carries a number and a tab; the byte cap covers them too.
 	const lineOverhead = String(Math.abs(offset) + limit).length + 1;
-	const budget = { maxBytes: ctx.limits.readBytes, maxLineBytes: ctx.limits.lineChars * 4 + 4, lineOverhead, signal: ctx.signal };
+	const budget = { maxBytes: ctx.settings.limits.readBytes, maxLineBytes: ctx.settings.limits.lineChars * 4 + 4, lineOverhead, signal: ctx.signal };
 	if (input.mode === 'indentation') {
 		if (offset < 1) throw new ToolError('invalid_input', 'mode "indentation" needs a positive offset: the line whose block you want.');
 		if (dirty === undefined && size > WHOLE_FILE_LIMIT) {
@@ -127,7 +127,7 @@ function render(display: string, window: LineWindow, input: Input, limit: number
 	const width = String((firstLine ?? 1) + lines.length).length;
 	let cutLines = 0;
 	const body = lines.map((line, i) => {
-		const cut = cutLine(line, ctx.limits.lineChars);
+		const cut = cutLine(line, ctx.settings.limits.lineChars);
 		if (cut.cut) cutLines++;
 		return numbered ? `${String(firstLine + i).padStart(width)}\t${cut.text}` : cut.text;
 	});
@@ -174,8 +174,8 @@ function headerOf(display: string, window: LineWindow, last: number | undefined,
 }
 
 async function readImage(handle: Handle, display: string, size: number, mimeType: string, format: string, ctx: ToolContext): Promise<ToolResult> {
-	if (size > ctx.limits.imageBytes) {
-		throw new ToolError('too_large', `${display} is a ${format} image of ${formatBytes(size)}, over the ${formatBytes(ctx.limits.imageBytes)} image cap. Describe what you need from it to the user, or read its bytes with encoding: "base64" in ranges.`);
+	if (size > ctx.settings.limits.imageBytes) {
+		throw new ToolError('too_large', `${display} is a ${format} image of ${formatBytes(size)}, over the ${formatBytes(ctx.settings.limits.imageBytes)} image cap. Describe what you need from it to the user, or read its bytes with encoding: "base64" in ranges.`);
 	}
 	const data = await readWhole(handle, size);
 	ctx.note({ target: display });
@@ -189,7 +189,7 @@ async function readImage(handle: Handle, display: string, size: number, mimeType
 }
 
 async function readBase64(handle: Handle, display: string, size: number, input: Input, ctx: ToolContext): Promise<ToolResult> {
-	const chunk = Math.floor((ctx.limits.readBytes * 3) / 4);
+	const chunk = Math.floor((ctx.settings.limits.readBytes * 3) / 4);
 	const offset = input.offset ?? 1;
 	const start = offset < 0 ? Math.max(0, size + offset) : offset - 1;
 	if (offset === 0) throw new ToolError('invalid_input', 'offset is 1-based: use 1 for the first byte, or a negative number to count from the end.');

@@ -1,8 +1,7 @@
 import { Value } from '@sinclair/typebox/value';
 import { mustReachPerson, needsApproval } from '../core/policy/approval';
-import type { Boundary } from '../core/policy/boundary';
 import {
-	ApprovalRequest, CommandExit, Host, isPending, PendingCall, SharedState, ToolContext, ToolEvent, ToolEventFields, ToolStatus,
+	ApprovalRequest, CommandExit, isPending, PendingCall, ToolContext, ToolEnvironment, ToolEvent, ToolEventFields, ToolStatus,
 } from '../core/context';
 import { CancelledError, DeclinedError, throwIfAborted, ToolError, ValidationError } from '../core/results/errors';
 import { resultText, toErrorResult, ToolResult } from '../core/results/result';
@@ -11,15 +10,6 @@ import { validateInput } from '../core/schema/validate';
 import { needsVscode } from './codeSupport';
 import { PendingCalls } from './pendingCalls';
 import { contributedName, isSwitchedOff, modelName, safeDescribe, ToolDefinition } from './tool';
-
-/** What a registry needs from where it runs (VS Code or plain Node). */
-export interface ToolEnvironment {
-	readonly host: Host;
-	readonly state: SharedState;
-	settings(): Settings;
-	/** Rebuilt by the environment when folders or settings change; cheap to call. */
-	boundary(): Promise<Boundary>;
-}
 
 /**
  * How approval is decided for one call:
@@ -47,12 +37,16 @@ export interface ToolDescription {
 	readonly group: string;
 	/** Works only inside VS Code (it asks the editor's language services). */
 	readonly needsVscode: boolean;
+	/** Defined by the workspace in `.toolbelt/tools/` (see tools/custom). */
+	readonly custom?: true;
 }
 
 const RESULT_TEXT_IN_EVENTS = 4096;
 
 export class ToolRegistry {
 	private readonly tools = new Map<string, ToolDefinition>();
+	/** Custom tools from the workspace's definitions (see tools/custom), replaced whole when they change. */
+	private custom = new Map<string, ToolDefinition>();
 	private readonly listeners = new Set<(event: ToolEvent) => void>();
 	/** Calls planned by `preview`, waiting for their invocation. */
 	private readonly previewed = new PendingCalls();
@@ -63,18 +57,24 @@ export class ToolRegistry {
 	}
 
 	get(name: string): ToolDefinition | undefined {
-		return this.tools.get(modelName(name));
+		return this.tools.get(modelName(name)) ?? this.custom.get(name);
+	}
+
+	/** Offers these custom tools from now on, in place of the previous ones; a built-in name always means the built-in tool. */
+	setCustomTools(tools: readonly ToolDefinition[]): void {
+		this.custom = new Map(tools.filter(tool => !this.tools.has(tool.name)).map(tool => [tool.name, tool]));
 	}
 
 	listDefinitions(): ToolDescription[] {
-		return [...this.tools.values()].map(tool => ({
+		return [...this.tools.values(), ...this.custom.values()].map(tool => ({
 			name: tool.name,
 			contributedName: contributedName(tool),
 			description: tool.modelDescription,
-			inputSchema: tool.schema,
+			inputSchema: tool.inputSchema ?? tool.schema,
 			mutating: tool.mutating,
 			group: tool.group,
 			needsVscode: tool.needsVscode ?? false,
+			...(this.custom.has(tool.name) ? { custom: true as const } : {}),
 		}));
 	}
 
@@ -87,7 +87,7 @@ export class ToolRegistry {
 	check(name: string, input: unknown): { tool: ToolDefinition; input: any } {
 		const tool = this.get(name);
 		if (!tool) {
-			const known = [...this.tools.keys()].join(', ');
+			const known = [...this.tools.keys(), ...this.custom.keys()].join(', ');
 			throw new ToolError('unknown_tool', `There is no tool named "${name}". Known tools: ${known}.`);
 		}
 		// A switched-off tool says so whatever its input: fixing the input would not help.
@@ -180,6 +180,7 @@ export class ToolRegistry {
 		return result;
 	}
 
+	/** The one place a ToolContext is made. */
 	private async context(
 		tool: ToolDefinition,
 		options: InvokeOptions,
@@ -190,7 +191,6 @@ export class ToolRegistry {
 			tool: tool.name,
 			boundary: await this.env.boundary(),
 			settings,
-			limits: settings.limits,
 			signal: options.signal ?? new AbortController().signal,
 			host: this.env.host,
 			state: this.env.state,

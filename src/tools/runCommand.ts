@@ -2,7 +2,7 @@ import { Type } from '@sinclair/typebox';
 import type { PendingCall, ToolContext } from '../core/context';
 import { CancelledError, ToolError } from '../core/results/errors';
 import {
-	commandLogDir, DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, pruneLogs, RunResult, runProcess, SpawnError, StreamCapture,
+	DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, RunResult, runProcess, SpawnError, StreamCapture,
 } from '../core/commands/process';
 import { textResult, ToolResult } from '../core/results/result';
 import { cleanTerminalText } from '../core/commands/ansi';
@@ -27,12 +27,6 @@ const schema = Type.Object({
 }, { additionalProperties: false });
 
 type Input = typeof schema.static;
-
-/** Log files kept in the commands folder (two per command at most). */
-const LOGS_KEPT = 400;
-/** Prune the folder every this many commands (and on the first). */
-const PRUNE_EVERY = 25;
-let commandsRun = 0;
 
 export const runCommandTool = defineTool({
 	name: 'run_command',
@@ -62,10 +56,10 @@ async function run(input: Input, ctx: ToolContext): Promise<PendingCall> {
 }
 
 async function runApproved(input: Input, dir: CommandDir, decision: SandboxDecision, ctx: ToolContext): Promise<ToolResult> {
-	const logDir = commandLogDir(ctx.host.storageDir);
-	if (commandsRun++ % PRUNE_EVERY === 0) await pruneLogs(logDir, LOGS_KEPT);
+	await ctx.state.commandLogs.beforeCommand();
 	const sandbox = await openCommandSandbox(decision, ctx);
 	let result: RunResult;
+	let created: string[] = [];
 	try {
 		result = await runProcess({
 			command: input.command,
@@ -74,20 +68,21 @@ async function runApproved(input: Input, dir: CommandDir, decision: SandboxDecis
 			stdin: input.stdin,
 			env: envVariables(input.env),
 			signal: ctx.signal,
-			maxOutputBytes: ctx.limits.commandBytes,
-			logDir,
+			maxOutputBytes: ctx.settings.limits.commandBytes,
+			logDir: ctx.state.commandLogs.dir,
 			sandbox,
 		});
 	} catch (error) {
 		if (error instanceof SpawnError) throw new ToolError('command_failed', `${error.message} Nothing was run. Check that the folder still exists and can be entered; if it does, tell the user that the shell cannot be started.`);
 		throw error;
 	} finally {
+		created = await sandbox.createdProtected().catch(() => []);
 		await sandbox.dispose();
 	}
 	if (result.end === 'cancelled') throw new CancelledError('The command');
-	if (result.leftRunning && result.pid !== undefined) ctx.state.sessions?.adoptBackground(result.pid, input.command);
+	if (result.leftRunning && result.pid !== undefined) ctx.state.sessions.adoptBackground(result.pid, input.command);
 	ctx.note({ target: oneLine(input.command, 60), bytes: result.stdout.buffer.totalBytes + result.stderr.buffer.totalBytes });
-	return render(input, dir.display, result, sandbox);
+	return render(input, dir.display, result, sandbox, created.map(found => ctx.boundary.display(found)));
 }
 
 /** The exact command, plus what else shapes it (env, stdin) as shell comments the person can read. */
@@ -101,7 +96,7 @@ function shownCommand(input: Input): string {
 	return extras.length ? `${input.command}\n${extras.join('\n')}` : input.command;
 }
 
-function render(input: Input, cwd: string, result: RunResult, sandbox: Sandbox): ToolResult {
+function render(input: Input, cwd: string, result: RunResult, sandbox: Sandbox, createdProtected: readonly string[]): ToolResult {
 	const parts = [headline(input, result)];
 	const stdout = section('stdout', result.stdout);
 	const stderr = section('stderr', result.stderr);
@@ -111,7 +106,7 @@ function render(input: Input, cwd: string, result: RunResult, sandbox: Sandbox):
 	const notes = afterwords(result);
 	if (notes) parts.push(notes);
 	// Whatever the exit code: `cp -r a /elsewhere || true` was blocked all the same.
-	parts.push(...sandboxNotes(sandbox, `${result.stderr.buffer.toText().text}\n${result.stdout.buffer.toText().text}`));
+	parts.push(...sandboxNotes(sandbox, `${result.stderr.buffer.toText().text}\n${result.stdout.buffer.toText().text}`, createdProtected));
 	return textResult(parts.join('\n'), {
 		truncated: stdout.truncated || stderr.truncated,
 		bytesOmitted: stdout.bytesOmitted + stderr.bytesOmitted,
@@ -157,7 +152,8 @@ interface Section {
 	linesOmitted: number;
 }
 
-function section(name: string, capture: StreamCapture): Section {
+/** One stream of a command's output for its result: head and tail kept, where the rest is. */
+export function section(name: string, capture: StreamCapture): Section {
 	const total = capture.buffer.totalBytes;
 	if (total === 0) return { text: '', truncated: false, bytesOmitted: 0, linesOmitted: 0 };
 	const where = capture.logPath ? ` (all of it is in ${capture.logPath})` : '';

@@ -35,6 +35,8 @@ export interface ToolDefinition<S extends TSchema = TSchema> {
 	/** For the model: what it does, when to use it, its caps. */
 	readonly modelDescription: string;
 	readonly schema: S;
+	/** The JSON Schema shown to models when it is not `schema` itself (a custom tool's, as its author wrote it). */
+	readonly inputSchema?: object;
 	/** A short present-tense line for progress UI: `Reading src/a.ts`. */
 	describe(input: Static<S>): string;
 	/**

@@ -33,6 +33,8 @@ export interface ActivityRecord {
 	readonly resultText?: string;
 	readonly error?: { readonly code: string; readonly message: string };
 	readonly filesTouched?: readonly string[];
+	/** The backup set of the call's change: what "open the diff" compares the files with. */
+	readonly backupSet?: string;
 }
 
 export const DEFAULT_MAX_RECORDS = 200;
@@ -125,6 +127,7 @@ export class ActivityStore {
 				resultText: event.resultText,
 				error: event.error,
 				filesTouched: event.filesTouched,
+				backupSet: event.backupSet,
 			}),
 		};
 		if (previous) this.list[existing] = next;

@@ -15,7 +15,8 @@ export type DiffOpener = (record: ActivityRecord) => Promise<boolean>;
 /**
  * The Activity view: every tool call from any caller (chat, command palette, other extensions),
  * newest first, kept across reloads in the workspace's storage. The store loads in the
- * background so activation does no I/O; events that come first wait for it.
+ * background on first use (the view shown, a tool called), so activation does no I/O; events
+ * that come first wait for it.
  */
 export class ActivityView implements vscode.TreeDataProvider<ActivityRecord>, vscode.Disposable {
 	private store: ActivityStore | undefined;
@@ -24,18 +25,22 @@ export class ActivityView implements vscode.TreeDataProvider<ActivityRecord>, vs
 	readonly onDidChangeTreeData = this.changed.event;
 	private readonly disposables: vscode.Disposable[] = [];
 	private disposed = false;
+	private loading: Promise<void> | undefined;
 	openDiff: DiffOpener = async () => false;
 
 	constructor(
 		private readonly registry: ToolRegistry,
 		private readonly documents: ToolDocuments,
-		storageDir: string,
+		private readonly storageDir: string,
 		private readonly log: vscode.LogOutputChannel,
 	) {
 		this.disposables.push(this.changed, registry.onEvent(event => this.onEvent(event)));
-		void this.load(path.join(storageDir, FILE_NAME));
 		const view = vscode.window.createTreeView(ACTIVITY_VIEW, { treeDataProvider: this, showCollapseAll: false });
 		this.disposables.push(view);
+	}
+
+	private loadOnce(): void {
+		this.loading ??= this.load(path.join(this.storageDir, FILE_NAME));
 	}
 
 	private async load(file: string): Promise<void> {
@@ -60,8 +65,9 @@ export class ActivityView implements vscode.TreeDataProvider<ActivityRecord>, vs
 	}
 
 	private onEvent(event: ToolEvent): void {
-		if (this.store) this.apply(event);
-		else this.early.push(event);
+		if (this.store) return this.apply(event);
+		this.early.push(event);
+		this.loadOnce();
 	}
 
 	private apply(event: ToolEvent): void {
@@ -73,10 +79,17 @@ export class ActivityView implements vscode.TreeDataProvider<ActivityRecord>, vs
 	}
 
 	clear(): void {
-		this.store?.clear();
+		if (this.store) this.store.clear();
+		else {
+			// Cleared before it was ever shown: the history on disk goes once it has loaded.
+			this.loadOnce();
+			void this.loading?.then(() => this.store?.clear());
+		}
 	}
 
 	getChildren(element?: ActivityRecord): ActivityRecord[] {
+		// The view asks when it is shown: the history arrives with a change event once loaded.
+		this.loadOnce();
 		return element ? [] : [...this.records()];
 	}
 

@@ -4,11 +4,11 @@ import * as vscode from 'vscode';
 import type { ActivityRecord } from '../ui/activityStore';
 import { pruneBackups } from '../core/changes/backupPruning';
 import { BackupEntry, BackupSet, listBackups, restoreChanges } from '../core/changes/backups';
-import type { FileChange, ToolContext } from '../core/context';
+import type { Boundary } from '../core/policy/boundary';
+import type { ChangeContext, FileChange, ToolEnvironment } from '../core/context';
 import { commitPlan, planChange } from '../core/changes/pipeline';
-import type { ToolEnvironment } from '../tools/registry';
 import { toAbortSignal } from './cancellation';
-import { originalUri } from './changeDiffs';
+import type { ChangeDiffs } from './changeDiffs';
 import { refuseUntrusted } from './trust';
 
 const PRUNE_DELAY_MS = 5_000;
@@ -24,7 +24,7 @@ export class BackupsUi implements vscode.Disposable {
 	private pruneTimer: ReturnType<typeof setTimeout> | undefined;
 
 	// No prune at activation (which does no I/O): the first change, or a change of the limits, starts one.
-	constructor(private readonly env: ToolEnvironment, private readonly log: vscode.LogOutputChannel) {}
+	constructor(private readonly env: ToolEnvironment, private readonly diffs: ChangeDiffs, private readonly log: vscode.LogOutputChannel) {}
 
 	/** Prunes a little after the last change (mutations come in bursts), off the hot path. */
 	schedulePrune(): void {
@@ -80,7 +80,7 @@ export class BackupsUi implements vscode.Disposable {
 			void vscode.window.showInformationMessage(`Toolbelt: ${entry.displayPath} is already as in this backup; nothing to restore.`);
 			return false;
 		}
-		await showRestoreDiffs(changes, set);
+		await showRestoreDiffs(this.diffs, changes, set);
 		const question = `Restore ${entry.displayPath} as it was before "${set.title}"?`;
 		const detail = `${new Date(set.createdAt).toLocaleString()}. ${describeRestore(changes)} The current content is backed up first, and Undo in the editor reverts the restore.`;
 		if (!await confirm(question, detail)) return false;
@@ -99,20 +99,18 @@ export class BackupsUi implements vscode.Disposable {
 	}
 
 	/**
-	 * The restore runs the mutation pipeline as the person, who has just seen the diff and agreed:
-	 * no second question, no second diff, and a fresh view of file versions (what the model read
-	 * earlier does not make the person's own restore "stale").
+	 * The restore runs the change pipeline as the person, who has just seen the diff and agreed: no
+	 * second diff, and a fresh view of file versions (what the model read earlier does not make the
+	 * person's own restore "stale"). The files' locks and the backup clock are the tools' own.
 	 */
-	private restoreContext(boundary: ToolContext['boundary'], signal: AbortSignal): ToolContext {
-		const settings = { ...this.env.settings(), showDiffs: 'never' as const };
+	private restoreContext(boundary: Boundary, signal: AbortSignal): ChangeContext {
 		return {
 			tool: 'restore_backup',
 			boundary,
-			settings,
-			limits: settings.limits,
-			signal,
 			host: this.env.host,
-			state: { fileVersions: new Map(), fileLocks: this.env.state.fileLocks },
+			state: { ...this.env.state, fileVersions: new Map() },
+			signal,
+			settings: { showDiffs: 'never' },
 			note: () => undefined,
 		};
 	}
@@ -123,13 +121,15 @@ export class BackupsUi implements vscode.Disposable {
 		const [sets, boundary] = await Promise.all([listBackups(this.env.host.storageDir), this.env.boundary()]);
 		const end = record.startedAt + (record.durationMs ?? 0) + 1000;
 		const touched = new Set(record.filesTouched);
+		// The call's own set when the record names it; records from older versions go by time.
+		const ofCall = (set: BackupSet) => (record.backupSet ? set.id === record.backupSet : set.createdAt >= record.startedAt - 1000 && set.createdAt <= end);
 		const entries = sets
-			.filter(set => set.createdAt >= record.startedAt - 1000 && set.createdAt <= end)
+			.filter(ofCall)
 			.flatMap(set => set.files.filter(entry => touched.has(entry.displayPath) || (entry.movedTo !== undefined && touched.has(boundary.display(entry.movedTo)))).map(entry => ({ set, entry })));
 		if (!entries.length) return false;
 		for (const { set, entry } of entries.slice(0, 10)) {
 			const before = entry.existed && entry.copy ? await fs.promises.readFile(path.join(set.dir, entry.copy)).catch(() => null) : null;
-			const left = originalUri({ path: entry.path, displayPath: entry.displayPath, before: before ?? new Uint8Array(), after: null });
+			const left = this.diffs.originalUri({ path: entry.path, displayPath: entry.displayPath, before: before ?? new Uint8Array(), after: null });
 			const right = vscode.Uri.file(entry.movedTo ?? entry.path);
 			await vscode.commands.executeCommand('vscode.diff', left, right, `${path.basename(right.fsPath)} (before ${record.tool} ↔ now)`, { preview: true });
 		}
@@ -152,10 +152,10 @@ function sameContent(change: FileChange): boolean {
 }
 
 /** Now (left) ↔ after the restore (right), one editor per file. */
-async function showRestoreDiffs(changes: readonly FileChange[], set: BackupSet): Promise<void> {
+async function showRestoreDiffs(diffs: ChangeDiffs, changes: readonly FileChange[], set: BackupSet): Promise<void> {
 	for (const change of changes.slice(0, 10)) {
-		const now = originalUri({ ...change, before: change.before ?? new Uint8Array() });
-		const restored = originalUri({ ...change, before: change.after ?? new Uint8Array() });
+		const now = diffs.originalUri({ ...change, before: change.before ?? new Uint8Array() });
+		const restored = diffs.originalUri({ ...change, before: change.after ?? new Uint8Array() });
 		const name = path.basename(change.movedTo?.path ?? change.path);
 		await vscode.commands.executeCommand('vscode.diff', now, restored, `${name} (now ↔ backup of ${new Date(set.createdAt).toLocaleTimeString()})`, { preview: true });
 	}

@@ -128,8 +128,8 @@ async function applyPatchFromClipboard(ui: RunToolUi): Promise<void> {
 
 async function stopAllSessions(state: SharedState): Promise<number> {
 	const sessions = state.sessions;
-	const live = sessions?.live().length ?? 0;
-	if (!sessions || !live) {
+	const live = sessions.live().length;
+	if (!live) {
 		void vscode.window.showInformationMessage('Toolbelt: no sessions are running.');
 		return 0;
 	}

@@ -1,10 +1,9 @@
 import * as vscode from 'vscode';
-import { Boundary, WorkspaceRoot } from '../core/policy/boundary';
-import { createSharedState, Host } from '../core/context';
-import { commandLogDir } from '../core/commands/process';
+import type { Boundary, WorkspaceRoot } from '../core/policy/boundary';
+import { workspaceBoundary } from '../core/policy/workspaceBoundary';
+import { createSharedState, Host, ToolEnvironment } from '../core/context';
 import type { Settings } from '../core/policy/settings';
 import { ensurePrivateFolder } from '../core/files/storage';
-import type { ToolEnvironment } from '../tools/registry';
 import { readSettings, SECTION } from './settings';
 
 /** Settings sections the core's Settings are read from (see settings.ts). */
@@ -32,7 +31,7 @@ export function createVscodeEnvironment(host: Host, subscriptions: vscode.Dispos
 	);
 	return {
 		host,
-		state: createSharedState(),
+		state: createSharedState(host.storageDir),
 		settings: currentSettings,
 		boundary: () => (boundary ??= buildBoundary(host, currentSettings())),
 	};
@@ -48,13 +47,5 @@ function buildBoundary(host: Host, settings: Settings): Promise<Boundary> {
 	// VS Code's storage folder is this workspace's own; made private before the first log or backup
 	// lands in it (a StorageError here is not cached: the next call tries again).
 	ensurePrivateFolder(host.storageDir, { tighten: true });
-	return Boundary.create({
-		roots: workspaceRoots(),
-		fileAccess: settings.fileAccess,
-		// Command logs live in the extension's storage; read_file pages them.
-		additionalReadPaths: [...settings.additionalReadPaths, commandLogDir(host.storageDir)],
-		protectedPaths: settings.protectedPaths,
-		// Backups and the rest of the storage stay out of the tools' reach, in any workspace folder.
-		privatePaths: [host.storageDir],
-	});
+	return workspaceBoundary({ roots: workspaceRoots(), settings, storageDir: host.storageDir });
 }

@@ -6,8 +6,8 @@ import { createLanguageServices } from './languages';
 
 export interface VscodeHostParts {
 	readonly storageDir: string;
-	/** Writes a change set through a WorkspaceEdit (see mutation.ts). */
-	applyChanges(changes: readonly FileChange[], signal: AbortSignal): Promise<void>;
+	/** Writes a change set through a WorkspaceEdit (see mutation.ts), checked against the boundary. */
+	applyChanges: Host['applyChanges'];
 	/** Opens diffs of changes that are not applied yet (the modal's Show Diff), and closes them once answered. */
 	previewDiffs?: { show(changes: readonly FileChange[]): Promise<void>; close(changes: readonly FileChange[]): Promise<void> };
 	showDiffs?(changes: readonly FileChange[]): Promise<void>;

@@ -1,5 +1,7 @@
 import * as vscode from 'vscode';
+import { checkTargetsBeforeWrite, landedOutsideError, removeLandedOutside } from '../core/changes/landed';
 import type { FileChange } from '../core/context';
+import type { Boundary } from '../core/policy/boundary';
 import { CancelledError, ToolError } from '../core/results/errors';
 import { looksBinary } from '../core/files/files';
 
@@ -15,8 +17,13 @@ const DOCUMENT_EDIT_LIMIT = 20 * 1024 * 1024;
  * place (not overwritten from disk), and one Undo in the editor reverts the tool's change. Text
  * changes become the smallest single replacement; binary content and creations go through file
  * operations. Touched documents are saved afterwards.
+ *
+ * With a boundary, as race-free as VS Code allows (it writes by path): the paths are resolved
+ * again right before the edit is applied, and right after it is saved every written file is found
+ * by its real path; one that landed outside (a folder swapped for a link meanwhile) is removed and
+ * the call fails saying so.
  */
-export async function applyWithWorkspaceEdit(changes: readonly FileChange[], signal: AbortSignal): Promise<void> {
+export async function applyWithWorkspaceEdit(changes: readonly FileChange[], signal: AbortSignal, boundary?: Boundary): Promise<void> {
 	const edit = new vscode.WorkspaceEdit();
 	const toSave: { uri: vscode.Uri; displayPath: string }[] = [];
 	for (const change of changes) {
@@ -43,6 +50,7 @@ export async function applyWithWorkspaceEdit(changes: readonly FileChange[], sig
 		toSave.push({ uri: target, displayPath: change.movedTo?.displayPath ?? change.displayPath });
 	}
 	if (signal.aborted) throw new CancelledError('The change');
+	if (boundary) await checkTargetsBeforeWrite(changes, boundary);
 	if (!(await vscode.workspace.applyEdit(edit))) {
 		throw new ToolError('io', 'VS Code refused the edit (a file may be read-only, or an editor changed it meanwhile). Nothing was changed. Read the files again and retry.');
 	}
@@ -51,6 +59,8 @@ export async function applyWithWorkspaceEdit(changes: readonly FileChange[], sig
 		const document = vscode.workspace.textDocuments.find(doc => doc.uri.toString() === uri.toString());
 		if (document?.isDirty && !(await Promise.resolve(document.save()).catch(() => false))) unsaved.push(displayPath);
 	}
+	const outside = boundary ? await removeLandedOutside(changes, boundary) : [];
+	if (outside.length) throw landedOutsideError(outside, changes);
 	if (unsaved.length) throw unsavedError(unsaved);
 }
 

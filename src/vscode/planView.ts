@@ -1,7 +1,8 @@
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { describeProblem, PlanFileState, PlanTask, readPlanFile, summarize, withStatus } from '../core/plan/planDocument';
-import type { ToolEnvironment, ToolRegistry } from '../tools/registry';
+import type { ToolEnvironment } from '../core/context';
+import type { ToolRegistry } from '../tools/registry';
 import { SECTION } from './settings';
 import { showUntrustedRefusal } from './trust';
 

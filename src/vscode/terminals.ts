@@ -14,28 +14,29 @@ const NAME_CHARS = 40;
 /** Test-only (extension-test mode): runs exactly what deactivation runs, and resolves when it is done. */
 export const SIMULATE_DEACTIVATE_COMMAND = 'toolbelt.test.stopSessionsAsOnDeactivate';
 
-/** Set while sessions are mirrored: what `deactivate()` returns, so VS Code waits for it. */
-let stopOnDeactivate: (() => Promise<void>) | undefined;
-
-/** Stops every session and closes their terminals; resolves when they are gone. */
-export function stopSessionsOnDeactivate(): Promise<void> | undefined {
-	return stopOnDeactivate?.();
+export interface SessionTerminals extends vscode.Disposable {
+	/** Stops every session and closes their terminals; resolves when they are gone (the same promise each time). */
+	stopAll(): Promise<void>;
 }
 
-export function registerSessionTerminals(context: vscode.ExtensionContext, state: SharedState): vscode.Disposable {
-	const sessions = state.sessions;
-	if (!sessions) return new vscode.Disposable(() => undefined);
+/**
+ * Mirrors the registry's sessions until disposed. Disposal cannot be awaited: `deactivate()`
+ * returns `stopAll()`, the same promise, and VS Code waits for that.
+ */
+export function registerSessionTerminals(context: vscode.ExtensionContext, state: SharedState): SessionTerminals {
+	const { sessions } = state;
 	const terminals = new Map<number, vscode.Terminal>();
 	const listener = sessions.onDidStart(session => terminals.set(session.id, mirror(session, () => terminals.delete(session.id))));
 	let shutdown: Promise<void> | undefined;
 	const stopAll = () => (shutdown ??= stopEverything(sessions, terminals, listener));
-	stopOnDeactivate = stopAll;
-	// Disposal cannot be awaited: deactivate() returns the same promise, and VS Code waits for that.
-	const disposables = [new vscode.Disposable(() => void stopAll())];
-	if (context.extensionMode === vscode.ExtensionMode.Test) {
-		disposables.push(vscode.commands.registerCommand(SIMULATE_DEACTIVATE_COMMAND, () => stopSessionsOnDeactivate()));
-	}
-	return vscode.Disposable.from(...disposables);
+	const simulate = context.extensionMode === vscode.ExtensionMode.Test ? vscode.commands.registerCommand(SIMULATE_DEACTIVATE_COMMAND, stopAll) : undefined;
+	return {
+		stopAll,
+		dispose: () => {
+			simulate?.dispose();
+			void stopAll();
+		},
+	};
 }
 
 async function stopEverything(sessions: SessionManager, terminals: Map<number, vscode.Terminal>, listener: { dispose(): void }): Promise<void> {

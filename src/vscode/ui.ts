@@ -1,8 +1,10 @@
 import * as vscode from 'vscode';
-import type { ToolEnvironment, ToolRegistry } from '../tools/registry';
+import type { ToolEnvironment } from '../core/context';
+import type { ToolRegistry } from '../tools/registry';
 import type { ToolDefinition } from '../tools/tool';
 import { ActivityView } from './activityView';
 import { BackupsUi } from './backupsUi';
+import type { ChangeDiffs } from './changeDiffs';
 import { registerCommands } from './commands';
 import { INPUT_SCHEME, ToolDocuments } from './documents';
 import { PlanView } from './planView';
@@ -14,14 +16,14 @@ import { registerResultLinks } from './resultLinks';
  */
 export function registerWorkbenchUi(
 	subscriptions: vscode.Disposable[],
-	parts: { registry: ToolRegistry; env: ToolEnvironment; tools: readonly ToolDefinition<any>[]; log: vscode.LogOutputChannel },
+	parts: { registry: ToolRegistry; env: ToolEnvironment; tools: readonly ToolDefinition<any>[]; log: vscode.LogOutputChannel; diffs: ChangeDiffs },
 ): void {
-	const { registry, env, tools, log } = parts;
+	const { registry, env, tools, log, diffs } = parts;
 	const documents = new ToolDocuments(tools);
 	const inputProblems = vscode.languages.createDiagnosticCollection('toolbelt-input');
 	const activity = new ActivityView(registry, documents, env.host.storageDir, log);
 	const plan = new PlanView(registry, env, log);
-	const backups = new BackupsUi(env, log);
+	const backups = new BackupsUi(env, diffs, log);
 	activity.openDiff = record => backups.openDiffFor(record);
 	subscriptions.push(
 		documents, inputProblems, activity, plan, backups, registerResultLinks(tools),

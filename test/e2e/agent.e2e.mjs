@@ -36,6 +36,7 @@ export function options({ scratch, folder }) {
 	fs.writeFileSync(path.join(folder, '.env'), ENV);
 	fs.mkdirSync(path.join(folder, '.git', 'hooks'), { recursive: true });
 	fs.writeFileSync(path.join(folder, '.git', 'HEAD'), 'ref: refs/heads/main\n');
+	fs.cpSync(path.join(root, 'demo', '.toolbelt', 'tools'), path.join(folder, '.toolbelt', 'tools'), { recursive: true });
 	return {
 		extensions: [path.join(root, 'test', 'agent', 'extension')],
 		extensionEnvironment: { TOOLBELT_AGENT_RECORD: recordFile },
@@ -223,6 +224,23 @@ export const steps = [
 		// The path as the command's shell saw $HOME, in case the extension host's differs from ours.
 		const named = new RegExp(`(/\\S*${OUTSIDE_SANDBOX.replace(/[.]/g, '\\.')})`).exec(blocked.text)?.[1];
 		for (const file of new Set([outside, named ?? outside])) assert.equal(fs.existsSync(file), false, `${file} was written: the command did not run in the sandbox`);
+	}],
+
+	['a custom tool (demo/\'s word_count) reaches the model through the MCP server Toolbelt offers, and runs', async ({ page }) => {
+		await play(page, 'custom-tool');
+		// word_count is read-only, so VS Code runs it unasked; a custom tool may reach outside (its
+		// openWorldHint), so VS Code puts its result to the person before the model sees it.
+		const review = page.locator('.interactive-session .monaco-button:visible', { hasText: 'Allow Without Review in this Session' }).first();
+		await expectShown(review.or(page.getByText('Scenario custom-tool: the tools returned')).first(), 'chat\'s review of the custom tool\'s result, or the answer');
+		if (await review.count()) {
+			await expectShown(page.locator('.interactive-session').getByText('notes.txt: 3 lines, 3 words, 14 characters').first(), 'the result chat puts to review', 5000);
+			await review.click();
+		}
+		const said = await transcriptText(page);
+		if (/Scripted model: /.test(said)) throw new Error(`The scripted model could not call the custom tool: ${said.split('\n').find(line => line.includes('Scripted model: '))?.slice(0, 400)}`);
+		const [result] = await toolResults(page, 'custom-tool');
+		assert.equal(result.name, 'mcp_toolbelt_word_count');
+		assert.equal(result.text, 'notes.txt: 3 lines, 3 words, 14 characters');
 	}],
 
 	['apply_patch over two files, confirmed, then undone with one Undo', async ({ page, folder }) => {

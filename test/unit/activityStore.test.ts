@@ -27,6 +27,21 @@ describe('activity store', () => {
 		assert.equal(rows[0].mutating, true);
 	});
 
+	it('keeps the backup set a change names, across a reload', async () => {
+		const tree = makeTree();
+		try {
+			const file = path.join(tree.root, 'activity.json');
+			const { store } = await ActivityStore.load(file, { saveDelayMs: 0 });
+			store.record(start('1', { tool: 'write_file' }), true);
+			store.record(end('1', { tool: 'write_file', filesTouched: ['a.txt'], backupSet: '20261124-abc' }), true);
+			store.flushSync();
+			const reloaded = (await ActivityStore.load(file)).store;
+			assert.equal(reloaded.records()[0].backupSet, '20261124-abc');
+		} finally {
+			tree.cleanup();
+		}
+	});
+
 	it('is bounded: the oldest rows go first', () => {
 		const store = ActivityStore.inMemory(5);
 		for (let i = 1; i <= 12; i++) store.record(start(String(i)), false);

@@ -152,7 +152,7 @@ describe('backups', () => {
 				{ path: tree.file('new.txt'), displayPath: 'new.txt', before: null, after: bytes('new\n') },
 				{ path: tree.file('m.txt'), displayPath: 'm.txt', before: bytes('original m\n'), after: bytes('original m\n'), movedTo: { path: tree.file('moved/m.txt'), displayPath: 'moved/m.txt' } },
 			];
-			const { set, copies } = await backupOriginals(storage.root, 'Edit things', changes, 'apply_patch');
+			const { set, copies } = await backupOriginals(storage.root, 'Edit things', changes, { tool: 'apply_patch' });
 			assert.equal(copies.length, 2);
 			assert.deepEqual(set.files.map(file => file.existed), [true, false, true]);
 			await applyChangesAtomically(changes);

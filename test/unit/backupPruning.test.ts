@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { pruneBackups } from '../../src/core/changes/backupPruning';
-import { backupOriginals, listBackups } from '../../src/core/changes/backups';
+import { BackupClock, backupOriginals, listBackups } from '../../src/core/changes/backups';
 import { makeTree } from './helpers';
 
 const DAY = 24 * 60 * 60 * 1000;
@@ -68,8 +68,10 @@ describe('backup pruning', () => {
 			const storage = path.join(tree.root, 'storage');
 			assert.equal((await pruneBackups(storage, { maxAgeDays: 1, maxTotalBytes: 1, now: NOW })).kept, 0);
 			const change = { path: tree.file('ws/a.txt'), displayPath: 'a.txt', before: Buffer.from('hello'), after: Buffer.from('bye') };
-			await backupOriginals(storage, 'Write a.txt', [change]);
-			await backupOriginals(storage, 'Write a.txt again', [change]);
+			// One clock, as a tool host has: two sets within a millisecond still keep their order.
+			const clock = new BackupClock();
+			await backupOriginals(storage, 'Write a.txt', [change], { createdAt: clock.next() });
+			await backupOriginals(storage, 'Write a.txt again', [change], { createdAt: clock.next() });
 			const report = await pruneBackups(storage, { maxAgeDays: 0, maxTotalBytes: 1, now: Date.now() });
 			assert.equal(report.kept, 1);
 			const sets = await listBackups(storage);

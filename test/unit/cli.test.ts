@@ -39,6 +39,22 @@ describe('CLI', () => {
 		assert.equal(read.inputSchema.properties.path.type, 'string');
 	});
 
+	it('lists and runs the custom tools of --root, and tells each broken definition on stderr', async () => {
+		const definition = (name: string, execute: string) => JSON.stringify({ name, description: 'Echo.', inputSchema: { type: 'object', properties: {} }, execute, mutating: false });
+		fs.mkdirSync(tree.file('.toolbelt/tools'), { recursive: true });
+		fs.writeFileSync(tree.file('.toolbelt/tools/echo.json'), definition('echo_input', 'echo.sh'));
+		fs.writeFileSync(tree.file('.toolbelt/tools/broken.json'), definition('broken', 'missing.sh'));
+		fs.writeFileSync(tree.file('.toolbelt/tools/echo.sh'), '#!/bin/sh\ncat\n', { mode: 0o755 });
+		const listed = await cli(['list', '--root', tree.root]);
+		assert.equal(listed.code, 0);
+		const custom = JSON.parse(listed.stdout).filter((tool: any) => tool.custom);
+		assert.deepEqual(custom.map((tool: any) => tool.name), ['echo_input']);
+		assert.equal(listed.stderr, 'toolbelt: custom tool not offered: .toolbelt/tools/broken.json: execute: "missing.sh" does not exist (looked for .toolbelt/tools/missing.sh); create the script or fix the path\n');
+		const ran = await cli(['run', 'echo_input', '--root', tree.root, '--input', '{}']);
+		assert.equal(ran.code, 0, ran.stdout);
+		assert.equal(JSON.parse(ran.stdout).content[0].text, '{}');
+	});
+
 	it('runs a tool and prints content, metadata and error as JSON', async () => {
 		const { code, stdout } = await cli(['run', 'read_file', '--root', tree.root, '--input', '{"path":"a.txt"}']);
 		assert.equal(code, 0);

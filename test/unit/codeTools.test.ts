@@ -5,7 +5,6 @@ import { main } from '../../src/cli/main';
 import type { Diagnostic } from '../../src/core/context';
 import { CallItem, CodeActionInfo, EditOperation, LanguageServiceRefusal, LanguageServices, Readiness, SourceLocation, SourceRange } from '../../src/core/languages';
 import { resultText } from '../../src/core/results/result';
-import { LANGUAGE_WAIT } from '../../src/tools/codeSupport';
 import { makeHarness, makeTree } from './helpers';
 
 /** A language server that answers what each test says, and otherwise finds nothing (but is there). */
@@ -32,7 +31,8 @@ function fakeLanguages(overrides: Partial<LanguageServices> = {}): LanguageServi
 		asked.push([name, ...args.map(describeArg)].join(' '));
 		return (method as (...a: unknown[]) => unknown)(...args);
 	}])) as unknown as LanguageServices;
-	return Object.assign(recorded, { asked });
+	// Waiting for a server that never answers is bounded; here it is short.
+	return Object.assign(recorded, { asked, waits: { firstMs: 1000, silentMs: 200 } });
 }
 
 let currentRoot = '';
@@ -54,16 +54,9 @@ const FILES = {
 describe('code tools (on a fake language server)', () => {
 	let tree: ReturnType<typeof makeTree>;
 	let outside: ReturnType<typeof makeTree>;
-	const saved = { ...LANGUAGE_WAIT };
 	const at = (rel: string, line: number, character: number, length: number, extent?: SourceRange): SourceLocation =>
 		({ path: tree.file(rel), range: range(line, character, length), ...(extent ? { extent } : {}) });
 
-	before(() => {
-		// Waiting for a server that never answers is bounded; here it is short.
-		LANGUAGE_WAIT.firstMs = 1000;
-		LANGUAGE_WAIT.silentMs = 200;
-	});
-	after(() => Object.assign(LANGUAGE_WAIT, saved));
 	beforeEach(() => {
 		tree = makeTree(FILES);
 		outside = makeTree({ 'node_modules/lib/index.d.ts': 'export declare function greet(name: string): string;\nexport declare const secret: string;\n' });

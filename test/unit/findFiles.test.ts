@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { comparePaths, rgPath } from '../../src/core/search/ripgrep';
+import { TopK } from '../../src/tools/findFiles';
 import { makeHarness, makeTree } from './helpers';
 
 const pathsOf = (text: string) => text.split('\n').slice(1).filter(line => line && !line.startsWith('[') && !line.startsWith('('));
@@ -165,5 +166,19 @@ describe('comparePaths', () => {
 		const sorted = execFileSync(rgPath(), ['--files', '--sort', 'path', '--no-config', '--no-ignore'], { cwd: modules, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }).trim().split('\n');
 		const mine = [...sorted].sort(() => Math.random() - 0.5).sort(comparePaths);
 		assert.deepEqual(mine, sorted);
+	});
+});
+
+describe('TopK', () => {
+	it('keeps the first k of a stream as a stable sort of all of it would, ties to the earlier item', () => {
+		let seed = 11;
+		const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+		for (const k of [1, 3, 100, 1500]) {
+			const items = Array.from({ length: 6000 }, (_, order) => ({ key: Math.floor(random() * 500), order }));
+			const top = new TopK<{ key: number; order: number }>(k, (a, b) => a.key - b.key);
+			for (const item of items) top.push(item);
+			assert.deepEqual(top.sorted(), [...items].sort((a, b) => a.key - b.key).slice(0, k), `k=${k}`);
+			assert.equal(top.count, items.length);
+		}
 	});
 });

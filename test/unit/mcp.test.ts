@@ -3,9 +3,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { CallToolResult, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResult, ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { main } from '../../src/cli/main';
-import { makeTree } from './helpers';
+import { makeTree, withDeadline } from './helpers';
 
 /** The compiled CLI beside this compiled test: `npm run test:unit` builds both, no bundle needed. */
 const CLI = path.join(__dirname, '../../src/cli/main.js');
@@ -14,6 +14,8 @@ interface Connection {
 	client: Client;
 	/** The message the last elicitation showed. */
 	asked: string[];
+	/** What the server wrote on stderr so far. */
+	stderr(): string;
 }
 
 /** Starts `toolbelt mcp` on a folder and connects the SDK client, answering elicitations with `answer` when given. */
@@ -26,9 +28,11 @@ async function connect(root: string, args: string[] = [], answer?: 'accept' | 'd
 			return { action: answer, ...(answer === 'accept' ? { content: {} } : {}) };
 		});
 	}
-	const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', '--root', root, ...args], stderr: 'ignore' });
+	const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', '--root', root, ...args], stderr: 'pipe' });
+	let stderr = '';
+	transport.stderr?.on('data', chunk => { stderr += chunk; });
 	await client.connect(transport);
-	return { client, asked };
+	return { client, asked, stderr: () => stderr };
 }
 
 function text(result: unknown): string {
@@ -154,6 +158,74 @@ describe('MCP server (stdio, official SDK client)', function () {
 		await assert.rejects(call);
 		await waitFor(() => !running(command), 5000);
 		assert.ok(Date.now() - cancelledAt < 5000);
+	});
+});
+
+describe('MCP server: custom tools', function () {
+	this.timeout(20000);
+	const definition = (name: string, fields: object = {}) => JSON.stringify({
+		name, description: `The ${name} tool.`, execute: 'echo.sh', mutating: false,
+		inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] }, ...fields,
+	});
+	let tree: ReturnType<typeof makeTree>;
+	let connection: Connection | undefined;
+	beforeEach(() => {
+		tree = makeTree({ '.toolbelt/tools/echo.json': definition('echo_input'), '.toolbelt/tools/broken.json': definition('broken', { execute: '../../../x.sh' }), '.toolbelt/tools/echo.sh': '#!/bin/sh\ncat\n' });
+		fs.chmodSync(tree.file('.toolbelt/tools/echo.sh'), 0o755);
+	});
+	afterEach(async () => {
+		await connection?.client.close();
+		connection = undefined;
+		tree.cleanup();
+	});
+
+	it('lists a custom tool with its schema, runs it, and reports a broken definition (file and field) instead of listing it', async () => {
+		connection = await connect(tree.root);
+		const { tools } = await connection.client.listTools();
+		const echo = tools.find(tool => tool.name === 'echo_input');
+		assert.deepEqual(echo?.inputSchema, { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] });
+		assert.equal(echo?.annotations?.readOnlyHint, true);
+		assert.equal(tools.some(tool => tool.name === 'broken'), false);
+		assert.ok(tools.some(tool => tool.name === 'read_file'));
+		const result = await connection.client.callTool({ name: 'echo_input', arguments: { text: 'hi' } });
+		assert.equal(result.isError, undefined, text(result));
+		assert.equal(text(result), '{"text":"hi"}');
+		const invalid = await connection.client.callTool({ name: 'echo_input', arguments: { text: 1 } });
+		assert.equal(invalid.isError, true);
+		assert.match(text(invalid), /- text: expected a string, got number 1/);
+		await waitFor(() => connection!.stderr().includes('broken.json'), 5000);
+		assert.match(connection.stderr(), /custom tool not offered: \.toolbelt\/tools\/broken\.json: execute: "\.\.\/\.\.\/\.\.\/x\.sh" is outside the workspace/);
+	});
+
+	it('a mutating custom tool is put to the person through elicitation; declined, its script does not run', async () => {
+		fs.writeFileSync(tree.file('.toolbelt/tools/touch.json'), definition('touch_file', { execute: 'touch.sh', mutating: true }));
+		fs.writeFileSync(tree.file('.toolbelt/tools/touch.sh'), '#!/bin/sh\ntouch ran.txt\n', { mode: 0o755 });
+		connection = await connect(tree.root, [], 'decline');
+		const { tools } = await connection.client.listTools();
+		assert.equal(tools.find(tool => tool.name === 'touch_file')?.annotations?.destructiveHint, true);
+		const declined = await connection.client.callTool({ name: 'touch_file', arguments: { text: 'x' } });
+		assert.equal(declined.isError, true);
+		assert.match(text(declined), /declined/);
+		assert.match(connection.asked[0], /^Run custom tool touch_file\?\n\n\.toolbelt\/tools\/touch\.sh\n# stdin: \{"text":"x"\}/);
+		assert.equal(fs.existsSync(tree.file('ran.txt')), false);
+	});
+
+	it('--only-custom serves the custom tools alone', async () => {
+		connection = await connect(tree.root, ['--only-custom']);
+		const { tools } = await connection.client.listTools();
+		assert.deepEqual(tools.map(tool => tool.name), ['echo_input']);
+		const builtIn = await connection.client.callTool({ name: 'read_file', arguments: { path: 'x' } });
+		assert.match(text(builtIn), /There is no tool named "read_file"/);
+	});
+
+	it('tells the client when the definitions change, and lists the new set', async () => {
+		connection = await connect(tree.root, ['--only-custom']);
+		await connection.client.listTools();
+		const changed = new Promise<void>(resolve => connection!.client.setNotificationHandler(ToolListChangedNotificationSchema, () => resolve()));
+		fs.writeFileSync(tree.file('.toolbelt/tools/second.json'), definition('second_tool'));
+		await withDeadline(changed, 10000, 'no tools/list_changed notification');
+		const { tools } = await connection.client.listTools();
+		assert.deepEqual(tools.map(tool => tool.name).sort(), ['echo_input', 'second_tool']);
 	});
 });
 

@@ -5,7 +5,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import { applyChangesAtomically } from '../../src/core/files/atomic';
-import { createSharedState, Diagnostic, FileChange } from '../../src/core/context';
+import { createChangeState, Diagnostic, FileChange } from '../../src/core/context';
 import { withFileLocks } from '../../src/core/changes/locks';
 import { pendingChange } from '../../src/core/changes/pipeline';
 import { readCurrent } from '../../src/core/changes/stale';
@@ -19,7 +19,7 @@ const tick = () => new Promise(resolve => setTimeout(resolve, 5));
 
 describe('withFileLocks', () => {
 	it('runs work on one path one at a time, in the order asked', async () => {
-		const state = createSharedState();
+		const state = createChangeState();
 		const log: string[] = [];
 		await Promise.all([1, 2, 3].map(n => withFileLocks(state, ['/w/a.txt'], async () => {
 			log.push(`start ${n}`);
@@ -31,7 +31,7 @@ describe('withFileLocks', () => {
 	});
 
 	it('lets work on different paths overlap, and sets of paths never deadlock', async () => {
-		const state = createSharedState();
+		const state = createChangeState();
 		const log: string[] = [];
 		const job = (name: string, paths: string[]) => withFileLocks(state, paths, async () => {
 			log.push(`start ${name}`);
@@ -45,7 +45,7 @@ describe('withFileLocks', () => {
 	});
 
 	it('releases the lock when the work throws', async () => {
-		const state = createSharedState();
+		const state = createChangeState();
 		await assert.rejects(withFileLocks(state, ['/w/x'], async () => { throw new Error('boom'); }), /boom/);
 		assert.equal(await withFileLocks(state, ['/w/x'], async () => 'next'), 'next');
 	});
@@ -317,7 +317,7 @@ describe('the change pipeline, planned and committed', () => {
 	});
 
 	it('a lock is let go only by the call that holds it: a third call still waits for the second', async () => {
-		const state = createSharedState();
+		const state = createChangeState();
 		const log: string[] = [];
 		const job = (name: string, ms: number) => withFileLocks(state, ['/w/f'], async () => {
 			log.push(`start ${name}`);

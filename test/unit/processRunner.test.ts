@@ -3,7 +3,9 @@ import { getEventListeners } from 'node:events';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { commandLogDir, pruneLogs, runProcess, RunOptions, signalGroup, SpawnError } from '../../src/core/commands/process';
+import { CommandLogs, commandLogDir, pruneLogs, runProcess, RunOptions, signalGroup, SpawnError } from '../../src/core/commands/process';
+import { defaultSettings } from '../../src/core/policy/settings';
+import { workspaceBoundary } from '../../src/core/policy/workspaceBoundary';
 import { stopProcessesIn, withDeadline } from './helpers';
 
 /** The runner's bookkeeping: streams, logs, the abort signal, what it reports about what is left. */
@@ -26,15 +28,16 @@ describe('process runner: streams, logs and signals', function () {
 		assert.deepEqual(fs.readdirSync(dir), []);
 	});
 
-	it('names logs by time, process and sequence', async () => {
+	it('names logs by time, process and a random part, two commands never alike', async () => {
 		const logDir = path.join(dir, 'logs');
 		const first = await run('echo one; echo two >&2', { logDir });
 		const second = await run('echo three', { logDir });
-		const name = /^\d{8}-\d{6}-\d{3}-(\d+)-(\d+)\.(stdout|stderr)\.log$/;
-		const [, pid, sequence] = name.exec(path.basename(first.stdout.logPath!))!;
+		const name = /^\d{8}-\d{6}-\d{3}-(\d+)-[0-9a-f]{8}\.(stdout|stderr)\.log$/;
+		const [, pid] = name.exec(path.basename(first.stdout.logPath!))!;
 		assert.equal(Number(pid), process.pid);
 		assert.equal(path.basename(first.stderr.logPath!), path.basename(first.stdout.logPath!).replace('stdout', 'stderr'));
-		assert.equal(Number(name.exec(path.basename(second.stdout.logPath!))![2]), Number(sequence) + 1);
+		assert.match(path.basename(second.stdout.logPath!), name);
+		assert.notEqual(path.basename(second.stdout.logPath!), path.basename(first.stdout.logPath!));
 		assert.equal(fs.readFileSync(first.stderr.logPath!, 'utf8'), 'two\n');
 	});
 
@@ -70,10 +73,35 @@ describe('process runner: streams, logs and signals', function () {
 		assert.equal(error.code, 'ENOENT');
 	});
 
-	it('makes the command log folder, parents included', () => {
+	it('names the command log folder without making it; the boundary builder makes it, parents included', async () => {
 		const storage = path.join(dir, 'not', 'yet');
 		assert.equal(commandLogDir(storage), path.join(storage, 'commands'));
+		assert.equal(fs.existsSync(storage), false);
+		const boundary = await workspaceBoundary({ roots: [{ name: 'ws', path: dir }], settings: defaultSettings(), storageDir: storage });
 		assert.ok(fs.statSync(path.join(storage, 'commands')).isDirectory());
+		assert.equal((await boundary.resolve(path.join(storage, 'commands', 'x.stdout.log'), 'read')).absolute, path.join(storage, 'commands', 'x.stdout.log'));
+		await assert.rejects(boundary.resolve(path.join(storage, 'backups', 'x'), 'read'));
+	});
+
+	it('prunes a tool host\'s logs on its first command and then every 25th', async () => {
+		const logs = new CommandLogs(dir);
+		const write = (count: number) => {
+			for (let i = 0; i < count; i++) fs.writeFileSync(path.join(dir, `${fs.readdirSync(dir).length}-${i}.log`), 'x');
+		};
+		write(401);
+		await logs.beforeCommand();
+		assert.equal(fs.readdirSync(dir).length, 400);
+		for (let command = 1; command < 25; command++) {
+			write(1);
+			await logs.beforeCommand();
+		}
+		assert.equal(fs.readdirSync(dir).length, 424);
+		write(1);
+		await logs.beforeCommand();
+		assert.equal(fs.readdirSync(dir).length, 400);
+		write(1);
+		await new CommandLogs(dir).beforeCommand();
+		assert.equal(fs.readdirSync(dir).length, 400, 'another tool host counts from its own first command');
 	});
 
 	it('prunes only .log files, newest kept, names breaking ties', async () => {

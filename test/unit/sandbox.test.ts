@@ -11,12 +11,13 @@ import { resultText } from '../../src/core/results/result';
 import { runRg } from '../../src/core/search/ripgrep';
 import { explainBlocked } from '../../src/core/sandbox/blocked';
 import { bwrapArgs } from '../../src/core/sandbox/bwrap';
-import { commandPolicy, findProtected, SandboxPolicy } from '../../src/core/sandbox/policy';
+import { holdPlaceholders } from '../../src/core/sandbox/placeholders';
+import { commandPolicy, findProtected, namedPlaces, SandboxPolicy } from '../../src/core/sandbox/policy';
 import { decideSandbox, openSandbox, readOnlySearch, sandboxAvailability, SandboxHostOptions } from '../../src/core/sandbox/runtime';
 import { seatbeltProfile } from '../../src/core/sandbox/seatbelt';
 import type { SessionManager } from '../../src/core/commands/sessions';
 import { defaultSettings, mergeSettings } from '../../src/core/policy/settings';
-import { makeHarness, makeTree } from './helpers';
+import { makeHarness, makeTree, snapshotTree } from './helpers';
 
 const MISSING_BWRAP = '/nonexistent/toolbelt-test/bwrap';
 /** Temp folders outside /tmp, which every sandboxed command sees replaced by its own. */
@@ -117,6 +118,21 @@ describe('sandbox policy as bwrap arguments and a sandbox-exec profile', () => {
 		assert.doesNotMatch(seatbeltProfile({ ...policy, network: true }).profile, /network/);
 	});
 
+	it('denies writes to protected paths that do not exist yet by their names, and leaves the network and /tmp alone when the policy does', () => {
+		const { profile, params } = seatbeltProfile({
+			base: 'host', network: true, mounts: [
+				{ path: '/ws', access: 'write' }, { path: '/ws/.env', access: 'read', missing: 'file' }, { path: '/ws/.git', access: 'read', missing: 'directory' },
+			],
+		});
+		assert.equal(profile, [
+			'(version 1)',
+			'(allow default)',
+			'(deny file-write* (require-not (require-any (subpath (param "W0")) (literal "/dev/null") (literal "/dev/zero") (literal "/dev/tty") (literal "/dev/dtracehelper") (regex #"^/dev/ttys[0-9]+$") (regex #"^/dev/fd/[0-9]+$"))))',
+			'(deny file-write* (subpath (param "R0")) (subpath (param "R1")))',
+		].join('\n'));
+		assert.deepEqual(params, { W0: '/ws', R0: '/ws/.env', R1: '/ws/.git' });
+	});
+
 	it('writes a deny-by-default profile for a read-only search', () => {
 		const { profile, params } = seatbeltProfile({ base: 'empty', network: false, mounts: [{ path: '/ws', access: 'read' }] });
 		assert.match(profile, /^\(version 1\)\n\(deny default\)\n/);
@@ -177,6 +193,80 @@ describe('protected paths found for the sandbox', () => {
 		} finally {
 			home.cleanup();
 			storage.cleanup();
+		}
+	});
+});
+
+describe('protected paths that do not exist yet', () => {
+	it('names the places a glob can be guarded before it exists, and says which globs remain patterns', () => {
+		const places = (glob: string) => namedPlaces(glob);
+		assert.deepEqual(places('.env'), { glob: '.env', places: [{ relative: '.env', directory: false }], complete: true });
+		assert.deepEqual(places('.vscode/settings.json').places, [{ relative: '.vscode/settings.json', directory: false }]);
+		assert.deepEqual(places('**/.git/**'), { glob: '**/.git/**', places: [{ relative: '.git', directory: true }], complete: false });
+		assert.deepEqual(places('**/.env*'), { glob: '**/.env*', places: [{ relative: '.env', directory: false }], complete: false });
+		assert.deepEqual(places('.vscode/*.json'), { glob: '.vscode/*.json', places: [{ relative: '.vscode', directory: true }], complete: true });
+		assert.deepEqual(places('node_modules/**'), { glob: 'node_modules/**', places: [{ relative: 'node_modules', directory: true }], complete: true });
+		assert.deepEqual(places('secrets/'), { glob: 'secrets/', places: [{ relative: 'secrets', directory: true }], complete: true });
+		for (const pattern of ['*.pem', '**/*.key', 'src/**/.env*', '**/.e?v', '/abs', '../up', '']) {
+			assert.deepEqual(places(pattern), { glob: pattern, places: [], complete: false }, pattern);
+		}
+	});
+
+	it('guards the first missing component of each place, skips places below a file or link, and reuses what exists', async () => {
+		const tree = makeTree({ '.vscode/notes.md': '', 'wt/.git': 'gitdir: elsewhere\n', 'src/a.ts': '' });
+		try {
+			fs.symlinkSync(tree.file('src'), tree.file('linked'));
+			const { policy, unguarded } = await commandPolicy({
+				roots: [tree.root], protectedPaths: ['**/.git/**', '**/.env*', '.vscode/*.json', 'wt/.git/hooks/**', 'linked/.env', 'x/y/z.json'],
+				denyRead: [], network: false, home: '/nonexistent-home', tmpDir: '/tmp/x',
+			});
+			const readOnly = policy.mounts.filter(m => m.access === 'read').map(m => ({ path: path.relative(tree.root, m.path), missing: m.missing }));
+			assert.deepEqual(readOnly.sort((a, b) => a.path.localeCompare(b.path)), [
+				{ path: '.env', missing: 'file' }, { path: '.git', missing: 'directory' }, { path: '.vscode', missing: undefined },
+				{ path: 'wt/.git', missing: undefined }, { path: 'x', missing: 'directory' },
+			]);
+			assert.deepEqual(unguarded, ['**/.git/**', '**/.env*']);
+		} finally {
+			tree.cleanup();
+		}
+	});
+
+	it('placeholders are shared, removed by their last user, and kept when someone wrote to or replaced them', () => {
+		const tree = makeTree({ 'a.txt': '' });
+		try {
+			const mounts = (name: string, missing: 'file' | 'directory') => [{ path: tree.root, access: 'write' as const }, { path: tree.file(name), access: 'read' as const, missing }];
+			const first = holdPlaceholders(mounts('.env', 'file'));
+			assert.equal(fs.statSync(tree.file('.env')).size, 0);
+			const second = holdPlaceholders([{ path: tree.root, access: 'write' }, { path: tree.file('.env'), access: 'read' }]);
+			assert.deepEqual(second.paths, [tree.file('.env')], 'a sandbox that finds our placeholder shares it');
+			first.release();
+			first.release();
+			assert.ok(fs.existsSync(tree.file('.env')), 'still mounted on by the second');
+			second.release();
+			assert.equal(fs.existsSync(tree.file('.env')), false);
+
+			const vanished = holdPlaceholders([{ path: tree.root, access: 'write' }, { path: tree.file('.git'), access: 'read' }]);
+			assert.deepEqual(vanished.paths, [tree.file('.git')], 'a protected path found by the walk and gone since is guarded as missing');
+			vanished.release();
+			assert.equal(fs.existsSync(tree.file('.git')), false);
+
+			const written = holdPlaceholders(mounts('.env', 'file'));
+			fs.writeFileSync(tree.file('.env'), 'MINE=1\n');
+			written.release();
+			assert.equal(fs.readFileSync(tree.file('.env'), 'utf8'), 'MINE=1\n', 'what the person wrote stays');
+
+			const folder = holdPlaceholders(mounts('.git', 'directory'));
+			fs.writeFileSync(tree.file('.git/HEAD'), 'ref\n');
+			folder.release();
+			assert.ok(fs.existsSync(tree.file('.git/HEAD')), 'a folder someone filled stays');
+
+			const replaced = holdPlaceholders(mounts('.vscode', 'directory'));
+			fs.rmdirSync(tree.file('.vscode'));
+			fs.writeFileSync(tree.file('.vscode'), '');
+			replaced.release();
+			assert.ok(fs.existsSync(tree.file('.vscode')), 'a file put in its place by someone else is theirs');
+		} finally {
+			tree.cleanup();
 		}
 	});
 });
@@ -284,6 +374,34 @@ describe('sandboxed commands (bubblewrap)', function () {
 		assert.equal(fs.readFileSync(tree.file('repo2/.git/hooks/pre-commit'), 'utf8'), '#!/bin/sh\n');
 		assert.equal(fs.existsSync(tree.file('repo2/.git/hooks/x')), false);
 		assert.equal(fs.existsSync(tree.file('gone')), false);
+	});
+
+	it('cannot create a missing .env, .git hooks or .vscode settings, says why, and leaves nothing behind', async () => {
+		const bare = makeTree({ 'src/a.txt': 'a\n' });
+		try {
+			h = makeHarness(bare.root, { sandbox });
+			const listing = () => snapshotTree(bare.root);
+			const before = listing();
+			for (const command of ['echo x > .env', 'mkdir -p .git/hooks && echo > .git/hooks/pre-commit', 'mkdir .vscode; echo {} > .vscode/settings.json']) {
+				const result = await run(command);
+				assert.notEqual(result.metadata.exitCode, 0, command);
+				assert.match(resultText(result), /Read-only file system/, command);
+				assert.match(resultText(result), /Sandbox: a write was blocked; commands may change only the workspace folders \(not protected paths such as \.git or \.env files\)/, command);
+				assert.deepEqual(listing(), before, `${command}: nothing left behind`);
+			}
+			const unprotected = await run('echo ok > src/b.txt && mkdir -p lib && echo {} > lib/settings.json');
+			assert.equal(unprotected.metadata.exitCode, 0, resultText(unprotected));
+			assert.doesNotMatch(resultText(unprotected), /Sandbox:/);
+		} finally {
+			bare.cleanup();
+		}
+	});
+
+	it('names a protected file it could not guard before it existed, and leaves it to the person', async () => {
+		const result = await run('echo X=1 > src/.env.local && git init -q repo3 2>/dev/null || mkdir -p repo3/.git');
+		assert.equal(result.metadata.exitCode, 0, resultText(result));
+		assert.match(resultText(result), /Sandbox: the command created protected paths \(toolbelt.protectedPaths\): (src\/\.env\.local, repo3\/\.git|repo3\/\.git, src\/\.env\.local)\. The sandbox keeps existing protected paths/);
+		assert.equal(fs.readFileSync(tree.file('src/.env.local'), 'utf8'), 'X=1\n');
 	});
 
 	it('cannot reach the network (a loopback server on the host) unless toolbelt.sandbox.network is on', async () => {
@@ -444,6 +562,8 @@ describe('without a sandbox', function () {
 		const h = makeHarness(tree.root, { sandbox: host });
 		const result = await h.invoke('run_command', { command: 'echo hi' });
 		assert.equal(result.metadata.sandbox, 'none');
+		assert.equal(result.metadata.sandboxReason, 'Windows has no sandbox Toolbelt can use');
+		assert.deepEqual(warnings, ['Commands run without a sandbox: Windows has no sandbox Toolbelt can use.'], 'the log is told once, in one sentence');
 		assert.doesNotMatch(resultText(result), /Not sandboxed/, 'a platform fact, not repeated to the model each time');
 	});
 

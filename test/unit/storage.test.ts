@@ -3,7 +3,6 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { main } from '../../src/cli/main';
 import { createNodeEnvironment } from '../../src/core/nodeHost';
-import { commandLogDir } from '../../src/core/commands/process';
 import { cliStorageDir, ensurePrivateFolder, StorageError } from '../../src/core/files/storage';
 import { ALL_TOOLS, ToolRegistry } from '../../src/tools';
 import { makeHarness, makeTree } from './helpers';
@@ -76,8 +75,10 @@ describe('private storage', () => {
 			assert.notEqual(envA.host.storageDir, envB.host.storageDir);
 			assert.equal(modeOf(envA.host.storageDir), 0o700);
 			assert.equal(modeOf(path.dirname(envA.host.storageDir)), 0o700);
-			const logA = path.join(commandLogDir(envA.host.storageDir), 'a.stdout.log');
-			const logB = path.join(commandLogDir(envB.host.storageDir), 'b.stdout.log');
+			// Building the boundary makes each host's log folder, the one its command logs go to.
+			await Promise.all([envA.boundary(), envB.boundary()]);
+			const logA = path.join(envA.state.commandLogs.dir, 'a.stdout.log');
+			const logB = path.join(envB.state.commandLogs.dir, 'b.stdout.log');
 			fs.writeFileSync(logA, 'A secret\n');
 			fs.writeFileSync(logB, 'B output\n');
 			const [a, b] = [new ToolRegistry(ALL_TOOLS, envA), new ToolRegistry(ALL_TOOLS, envB)];

@@ -42,15 +42,24 @@ export interface BackupSet {
 	readonly files: readonly BackupEntry[];
 }
 
+export interface BackupOptions {
+	/** The tool whose change this is, recorded in the manifest. */
+	readonly tool?: string;
+	/** Where the originals must be (see copyOriginal). */
+	readonly reach?: Reach;
+	/** The set's time; a tool host takes it from its BackupClock. */
+	readonly createdAt?: number;
+}
+
 /**
  * Copies the current disk content of every file a change set touches. Returns the copies' paths.
  * Each original is opened and checked against `reach` before it is copied, so a swapped folder
  * cannot slip an outside file into a backup (that a restore would then write into the workspace).
  * Backups are private to the user: folders 0700, files 0600.
  */
-export async function backupOriginals(storageDir: string, title: string, changes: readonly FileChange[], tool?: string, reach?: Reach): Promise<{ set: BackupSet; copies: string[] }> {
+export async function backupOriginals(storageDir: string, title: string, changes: readonly FileChange[], options: BackupOptions = {}): Promise<{ set: BackupSet; copies: string[] }> {
+	const { tool, reach, createdAt = Date.now() } = options;
 	const root = path.join(storageDir, BACKUP_FOLDER);
-	const createdAt = nextCreatedAt();
 	const id = `${compactStamp(createdAt)}-${randomBytes(3).toString('hex')}`;
 	const dir = path.join(root, id);
 	await fs.promises.mkdir(dir, { recursive: true, mode: PRIVATE_FOLDER_MODE });
@@ -91,14 +100,15 @@ async function copyOriginal(change: FileChange, copy: string, reach: Reach | und
 	}
 }
 
-let lastCreatedAt = 0;
+/** Backup times strictly increasing within one tool host, so two changes in one millisecond still list in order. */
+export class BackupClock {
+	private last = 0;
 
-/** Strictly increasing within a process, so two changes in one millisecond still list in order. */
-function nextCreatedAt(): number {
-	lastCreatedAt = Math.max(Date.now(), lastCreatedAt + 1);
-	return lastCreatedAt;
+	next(now = Date.now()): number {
+		this.last = Math.max(now, this.last + 1);
+		return this.last;
+	}
 }
-
 
 /** Backup sets, newest first. Sets with an unreadable manifest are skipped. */
 export async function listBackups(storageDir: string): Promise<BackupSet[]> {

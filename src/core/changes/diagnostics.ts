@@ -1,4 +1,4 @@
-import type { Diagnostic, FileChange, ToolContext } from '../context';
+import type { ChangeContext, Diagnostic, FileChange } from '../context';
 import { CancelledError } from '../results/errors';
 import { formatCount } from '../results/truncate';
 
@@ -14,7 +14,7 @@ const DIAGNOSTICS_SETTLE_MS = 250;
 export const MAX_NEW_DIAGNOSTICS = 10;
 
 /** Diagnostics of the changed files before the change, when the host has any to offer. */
-export async function snapshotDiagnostics(ctx: ToolContext, changes: readonly FileChange[]): Promise<Diagnostic[] | undefined> {
+export async function snapshotDiagnostics(ctx: ChangeContext, changes: readonly FileChange[]): Promise<Diagnostic[] | undefined> {
 	if (!ctx.host.diagnostics) return undefined;
 	const paths = changedTextPaths(changes);
 	if (paths.length === 0) return undefined;
@@ -29,7 +29,7 @@ function changedTextPaths(changes: readonly FileChange[]): string[] {
  * Errors and warnings that appeared after the change. Language servers react asynchronously, so
  * this polls until the set differs from before (then lets it settle briefly), or the wait ends.
  */
-export async function newDiagnostics(ctx: ToolContext, changes: readonly FileChange[], before: Diagnostic[]): Promise<string | undefined> {
+export async function newDiagnostics(ctx: ChangeContext, changes: readonly FileChange[], before: Diagnostic[]): Promise<string | undefined> {
 	const paths = changedTextPaths(changes);
 	const keyOf = (d: Diagnostic) => `${d.path}\u0000${d.severity}\u0000${d.message}\u0000${d.source ?? ''}\u0000${d.code ?? ''}`;
 	const baseline = signature(before.map(keyOf));

@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import * as path from 'node:path';
 import { isPending } from '../context';
-import type { PendingCall, SharedState } from '../context';
+import type { ChangeState, PendingCall } from '../context';
 import type { ToolResult } from '../results/result';
 
 /**
@@ -9,7 +9,7 @@ import type { ToolResult } from '../results/result';
  * of the same paths, then holds them until `work` settles. Locks are taken for all paths at once
  * (never one after another), so two calls on overlapping sets cannot deadlock.
  */
-export async function withFileLocks<T>(state: SharedState, paths: readonly string[], work: () => Promise<T>): Promise<T> {
+export async function withFileLocks<T>(state: ChangeState, paths: readonly string[], work: () => Promise<T>): Promise<T> {
 	const lock = await lockFiles(state, paths);
 	try {
 		return await work();
@@ -24,7 +24,7 @@ export async function withFileLocks<T>(state: SharedState, paths: readonly strin
  * step (twenty edits at once all land), while the registry releases them before a person is asked
  * (the commit then takes them again and checks the bytes).
  */
-export async function planWithFileLocks(state: SharedState, paths: readonly string[], work: () => Promise<ToolResult | PendingCall>): Promise<ToolResult | PendingCall> {
+export async function planWithFileLocks(state: ChangeState, paths: readonly string[], work: () => Promise<ToolResult | PendingCall>): Promise<ToolResult | PendingCall> {
 	const lock = await lockFiles(state, paths);
 	let outcome: ToolResult | PendingCall;
 	try {
@@ -60,7 +60,7 @@ export async function planWithFileLocks(state: SharedState, paths: readonly stri
 /** Lock keys the current async flow holds through planWithFileLocks: taking them again would wait on itself. */
 const heldLocks = new AsyncLocalStorage<ReadonlySet<string>>();
 
-async function lockFiles(state: SharedState, paths: readonly string[]): Promise<{ keys: string[]; unlock: () => void }> {
+async function lockFiles(state: ChangeState, paths: readonly string[]): Promise<{ keys: string[]; unlock: () => void }> {
 	const held = heldLocks.getStore();
 	const keys = [...new Set(paths.map(lockKey))].filter(key => !held?.has(key));
 	const previous = keys.map(key => state.fileLocks.get(key));

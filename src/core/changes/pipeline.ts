@@ -1,5 +1,5 @@
 import { backupOriginals } from './backups';
-import type { ApprovalRequest, FileChange, FileVersion, PendingCall, ToolContext } from '../context';
+import type { ApprovalRequest, ChangeContext, FileChange, FileVersion, PendingCall } from '../context';
 import { newDiagnostics, snapshotDiagnostics } from './diagnostics';
 import { fileDiff } from './diff';
 import { withFileLocks } from './locks';
@@ -39,13 +39,21 @@ export interface ChangePlan {
 	readonly request: Extract<ApprovalRequest, { kind: 'files' }>;
 	/** Each file's version on disk when the change was planned (null: it did not exist). */
 	readonly disk: ReadonlyMap<string, FileVersion | null>;
+	/** Whether the commit waits for the language servers' new problems in the changed files. */
+	readonly diagnostics: boolean;
+}
+
+export interface ChangeOptions {
+	/** Default true; the plan tools say false: the plan file is not code, and a tick must feel instant. */
+	readonly diagnostics?: boolean;
 }
 
 /** Checks a computed change set and builds its approval request; writes nothing. */
-export async function planChange(ctx: ToolContext, title: string, changes: readonly FileChange[]): Promise<ChangePlan> {
+export async function planChange(ctx: ChangeContext, title: string, changes: readonly FileChange[], options: ChangeOptions = {}): Promise<ChangePlan> {
 	throwIfAborted(ctx.signal, 'The change');
 	const disk = await checkNotStale(ctx, changes);
-	return { title, changes, disk, request: { kind: 'files', title, changes, protectedPaths: await protectedPathsOf(ctx, changes) } };
+	const request = { kind: 'files' as const, title, changes, protectedPaths: await protectedPathsOf(ctx, changes) };
+	return { title, changes, disk, request, diagnostics: options.diagnostics ?? true };
 }
 
 /**
@@ -53,12 +61,13 @@ export async function planChange(ctx: ToolContext, title: string, changes: reado
  * turns what was committed into the tool's result.
  */
 export async function pendingChange(
-	ctx: ToolContext,
+	ctx: ChangeContext,
 	title: string,
 	changes: readonly FileChange[],
 	finish: (commit: CommitResult) => ToolResult,
+	options: ChangeOptions = {},
 ): Promise<PendingCall> {
-	const plan = await planChange(ctx, title, changes);
+	const plan = await planChange(ctx, title, changes, options);
 	return { pending: true, request: plan.request, commit: async (commitCtx, confirmed) => finish(await commitPlan(commitCtx, plan, confirmed)) };
 }
 
@@ -67,15 +76,15 @@ export async function pendingChange(
  * made from (the person may have taken a while, and the model or someone else may have written
  * meanwhile), and their paths must still lead where they did.
  */
-export async function commitPlan(ctx: ToolContext, plan: ChangePlan, confirmed: boolean): Promise<CommitResult> {
+export async function commitPlan(ctx: ChangeContext, plan: ChangePlan, confirmed: boolean): Promise<CommitResult> {
 	const { changes, title } = plan;
 	return withFileLocks(ctx.state, changes.flatMap(change => (change.movedTo ? [change.path, change.movedTo.path] : [change.path])), async () => {
 		throwIfAborted(ctx.signal, 'The change');
 		await checkStillAsShown(ctx, changes, plan.disk);
 		await checkStillApproved(ctx, changes, plan.request.protectedPaths);
 
-		const diagnosticsBefore = await snapshotDiagnostics(ctx, changes);
-		const { copies } = await backupOriginals(ctx.host.storageDir, title, changes, ctx.tool, ctx.boundary).catch(error => {
+		const diagnosticsBefore = plan.diagnostics ? await snapshotDiagnostics(ctx, changes) : undefined;
+		const { set, copies } = await backupOriginals(ctx.host.storageDir, title, changes, { tool: ctx.tool, reach: ctx.boundary, createdAt: ctx.state.backupClock.next() }).catch(error => {
 			if (error instanceof BoundaryError) throw error;
 			throw new ToolError('io', `Could not back up the original files before changing them (${(error as Error).message}). Nothing was changed.`);
 		});
@@ -87,7 +96,7 @@ export async function commitPlan(ctx: ToolContext, plan: ChangePlan, confirmed: 
 			throw new ToolError('io', `The change could not be applied: ${(error as Error)?.message ?? String(error)}. Some files may have changed: read them again before retrying, and tell the user if they differ from what you expect.`);
 		}
 		await recordVersions(ctx.state, changes);
-		ctx.note({ filesTouched: changes.map(change => change.movedTo?.displayPath ?? change.displayPath) });
+		ctx.note({ filesTouched: changes.map(change => change.movedTo?.displayPath ?? change.displayPath), backupSet: set.id });
 
 		if (ctx.host.showDiffs && (ctx.settings.showDiffs === 'always' || (ctx.settings.showDiffs === 'onConfirm' && confirmed))) {
 			await ctx.host.showDiffs(changes).catch(() => undefined);
@@ -109,7 +118,7 @@ export async function commitPlan(ctx: ToolContext, plan: ChangePlan, confirmed: 
  * boundary decides, real paths included: a symlink (or a symlinked folder, for a new file) onto
  * `.git/` is `.git/`.
  */
-async function protectedPathsOf(ctx: ToolContext, changes: readonly FileChange[]): Promise<string[]> {
+async function protectedPathsOf(ctx: ChangeContext, changes: readonly FileChange[]): Promise<string[]> {
 	const found = new Set<string>();
 	const check = async (absolute: string, display: string) => {
 		if ((await ctx.boundary.resolve(absolute, 'write')).isProtected) found.add(display);
@@ -126,7 +135,7 @@ async function protectedPathsOf(ctx: ToolContext, changes: readonly FileChange[]
  * and one that became protected meanwhile (a folder swapped for a link into `.git`) was not what the
  * person approved. The host's writes check again at the moment they happen (see atomic.ts).
  */
-async function checkStillApproved(ctx: ToolContext, changes: readonly FileChange[], approvedProtected: readonly string[]): Promise<void> {
+async function checkStillApproved(ctx: ChangeContext, changes: readonly FileChange[], approvedProtected: readonly string[]): Promise<void> {
 	const now = await protectedPathsOf(ctx, changes);
 	const added = now.filter(display => !approvedProtected.includes(display));
 	if (added.length) {

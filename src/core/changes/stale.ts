@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { FileChange, FileVersion, SharedState, ToolContext } from '../context';
+import type { ChangeContext, ChangeState, FileChange, FileVersion } from '../context';
 import { fromNodeError, ToolError } from '../results/errors';
 import { readHead, readWhole } from '../files/files';
 import { encodeText, hasBom } from '../text/text';
@@ -19,7 +19,7 @@ import { OpenedFile, openForReading } from '../files/verifiedOpen';
  * when there is some, as when it was planned): compared in full, so a same-size edit in the same
  * second is caught too.
  */
-export async function checkStillAsShown(ctx: ToolContext, changes: readonly FileChange[], disk: ReadonlyMap<string, FileVersion | null>): Promise<void> {
+export async function checkStillAsShown(ctx: ChangeContext, changes: readonly FileChange[], disk: ReadonlyMap<string, FileVersion | null>): Promise<void> {
 	for (const change of changes) {
 		const now = await readFileAsChanged(ctx, change.path, change.displayPath);
 		// The editor's unsaved text may be unchanged while the file under it was rewritten: saving
@@ -53,7 +53,7 @@ function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
  * (the model's picture of it is out of date), or that no longer matches what the change was
  * computed from.
  */
-export async function checkNotStale(ctx: ToolContext, changes: readonly FileChange[]): Promise<Map<string, FileVersion | null>> {
+export async function checkNotStale(ctx: ChangeContext, changes: readonly FileChange[]): Promise<Map<string, FileVersion | null>> {
 	const disk = new Map<string, FileVersion | null>();
 	for (const change of changes) {
 		const stat = await statOrNull(change.path);
@@ -120,7 +120,7 @@ async function statOrNull(absolute: string): Promise<FileVersion | null> {
 }
 
 /** What this tool host wrote is what it knows: the next change to these files is not stale. */
-export async function recordVersions(state: SharedState, changes: readonly FileChange[]): Promise<void> {
+export async function recordVersions(state: ChangeState, changes: readonly FileChange[]): Promise<void> {
 	for (const change of changes) {
 		const target = change.movedTo?.path ?? change.path;
 		if (change.movedTo) state.fileVersions.delete(change.path);
@@ -148,7 +148,7 @@ export interface CurrentFile {
  * disk since this tool host last read it (so an edit is never computed from text the model has
  * not seen).
  */
-export async function readCurrent(ctx: ToolContext, absolute: string, displayPath: string): Promise<CurrentFile> {
+export async function readCurrent(ctx: ChangeContext, absolute: string, displayPath: string): Promise<CurrentFile> {
 	const current = await readFileAsChanged(ctx, absolute, displayPath, stat => assertNotStale(ctx, absolute, displayPath, stat));
 	// Same size and time stamp is not the same file: a rewrite within one tick of a coarse clock keeps both.
 	const known = ctx.state.fileVersions.get(absolute);
@@ -179,7 +179,7 @@ function digest(bytes: Uint8Array): string {
 }
 
 /** A file as a change sees it (the editor's unsaved text first), after `check` has seen its version. */
-async function readFileAsChanged(ctx: ToolContext, absolute: string, displayPath: string, check?: (version: FileVersion) => void): Promise<CurrentFile> {
+async function readFileAsChanged(ctx: ChangeContext, absolute: string, displayPath: string, check?: (version: FileVersion) => void): Promise<CurrentFile> {
 	let file: OpenedFile;
 	try {
 		// What a change is made on must be inside the workspace when it is read, not only when it was resolved.
@@ -207,7 +207,7 @@ async function readFileAsChanged(ctx: ToolContext, absolute: string, displayPath
 }
 
 /** The stale-write rule on its own, for tools that want to fail before computing anything. */
-export function assertNotStale(ctx: ToolContext, absolute: string, displayPath: string, now: FileVersion): void {
+export function assertNotStale(ctx: ChangeContext, absolute: string, displayPath: string, now: FileVersion): void {
 	const known = ctx.state.fileVersions.get(absolute);
 	if (known && !sameVersion(known, now)) throw staleError(displayPath, known, now, 'since you last read it');
 }

@@ -1,4 +1,4 @@
-import type { FileChange, ToolContext } from '../context';
+import type { ChangeContext, FileChange } from '../context';
 import { ToolError } from '../results/errors';
 import type { EditOperation, SourcePosition, TextEditData } from '../languages';
 import { readCurrent } from './stale';
@@ -20,7 +20,7 @@ interface FileState {
 	current: Uint8Array | null;
 }
 
-export async function changesOfEdit(ctx: ToolContext, operations: readonly EditOperation[]): Promise<FileChange[]> {
+export async function changesOfEdit(ctx: ChangeContext, operations: readonly EditOperation[]): Promise<FileChange[]> {
 	const unsupported = operations.find(operation => operation.kind === 'unsupported');
 	if (unsupported) {
 		throw new ToolError('unavailable', `The language server's change includes ${unsupported.what}, which cannot be shown as a diff before it is applied, so Toolbelt does not apply it. Nothing was changed. Make the change with edit_file or apply_patch instead.`);
@@ -94,7 +94,7 @@ export async function changesOfEdit(ctx: ToolContext, operations: readonly EditO
 	});
 }
 
-async function checkWritable(ctx: ToolContext, absolute: string): Promise<void> {
+async function checkWritable(ctx: ChangeContext, absolute: string): Promise<void> {
 	try {
 		await ctx.boundary.resolve(absolute, 'write');
 	} catch (error) {

@@ -1,4 +1,5 @@
 import { ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { compactStamp, looksBinary } from '../files/files';
@@ -43,6 +44,7 @@ export interface ShellInvocation {
 	readonly windowsVerbatimArguments?: boolean;
 }
 
+/** A lazy memo of a fact that never changes while the process runs (which shell), so it may be module-wide. */
 let posixShell: { file: string; pipefail: boolean } | undefined;
 
 /** The shell a command string runs in on this platform (see the module comment). */
@@ -410,26 +412,37 @@ class StreamSink {
 	}
 }
 
-let logSequence = 0;
-
-/** Sortable, unique within this process: `20261121-093001-123-7`. */
+/**
+ * Sortable by time, unique without a counter (several tool hosts may share one process and one
+ * folder): `20261121-093001-123-4242-9f3a1c2e`.
+ */
 function logName(now: number): string {
-	return `${compactStamp(now, true)}-${process.pid}-${++logSequence}`;
+	return `${compactStamp(now, true)}-${process.pid}-${randomBytes(4).toString('hex')}`;
 }
 
 /**
- * `<storageDir>/commands`, where command logs go. Created here (best effort) because the boundary
- * resolves its read-only roots once, when it is built: a folder that exists then is recognised by
- * its real path too (macOS's /tmp is a symlink).
+ * `<storageDir>/commands`, where command logs go. Only the path: the folder is made by the
+ * boundary builder (workspaceBoundary) and again by runProcess before it writes a log.
  */
 export function commandLogDir(storageDir: string): string {
-	const dir = path.join(storageDir, 'commands');
-	try {
-		fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-	} catch {
-		// Read-only storage: commands still run, without logs the model could page.
+	return path.join(storageDir, 'commands');
+}
+
+/** Log files kept in a commands folder (two per command at most). */
+const LOGS_KEPT = 400;
+/** Prune the folder every this many commands (and on the first). */
+const PRUNE_EVERY = 25;
+
+/** One tool host's command logs: the folder, and how many commands ran since it was last pruned. */
+export class CommandLogs {
+	private commandsRun = 0;
+
+	constructor(readonly dir: string) {}
+
+	/** Before each command: on the first and then every PRUNE_EVERY-th, keeps the newest LOGS_KEPT logs. */
+	async beforeCommand(): Promise<void> {
+		if (this.commandsRun++ % PRUNE_EVERY === 0) await pruneLogs(this.dir, LOGS_KEPT);
 	}
-	return dir;
 }
 
 /** Keeps the newest `keep` files of a log folder; best effort (another window may be pruning too). */

@@ -233,6 +233,7 @@ function signalName(signal: number | string | null | undefined): NodeJS.Signals 
 	return (entry?.[0] as NodeJS.Signals | undefined) ?? null;
 }
 
+/** A lazy memo of a module, loaded once per process, so it may be module-wide. */
 let ptyModule: typeof import('@lydell/node-pty') | undefined;
 
 /** Loaded on first use: a prebuilt native module, kept out of the bundle (see esbuild.mjs). */

@@ -34,6 +34,7 @@ const READ_FLAGS = O_RDONLY | (fs.constants.O_NONBLOCK ?? 0) | (fs.constants.O_N
 /** A temp file is always new and never reached through a link. */
 export const CREATE_FLAGS = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW;
 
+/** A lazy memo of a fact that never changes while the process runs, so it may be module-wide. */
 let procFd: boolean | undefined;
 
 /** Whether `/proc/self/fd` names this process's descriptors (Linux with /proc mounted). Checked once. */

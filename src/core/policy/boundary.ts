@@ -292,26 +292,58 @@ function relativeInside(place: Place, absolute: string): string | undefined {
 type Matcher = (relative: string) => boolean;
 
 /**
- * Whether a workspace-relative POSIX path is protected by one glob. A glob that names a folder
- * (`foo`, `foo/`, `foo/**`) protects what it holds: the path matches when it, or any folder above
- * it, does. `caseInsensitive` follows the file system (see probeCaseInsensitive).
+ * One protected glob, read as everything that checks protected paths reads it (the boundary
+ * here, the sandbox's walk for protected paths). `caseInsensitive` follows the file system (see
+ * probeCaseInsensitive).
  */
-export function protectedMatcher(glob: string, caseInsensitive: boolean): Matcher {
+export interface ProtectedGlob {
+	/** The glob as matched: trailing slashes dropped (`foo/` names the folder `foo`). */
+	readonly pattern: string;
+	/**
+	 * A workspace-relative POSIX path is protected: it, or a folder above it, matches. A glob that
+	 * names a folder (`foo`, `foo/`, `foo/**`) protects what it holds.
+	 */
+	covers(relative: string): boolean;
+	/**
+	 * A folder above or at the glob's fixed part (`.vscode` for `.vscode/*.json`; none when the glob
+	 * has no fixed part): moving or deleting it is a change to the protected files it may hold.
+	 */
+	leadsTo(relative: string): boolean;
+	/** A folder below which a match may still be found: on the way to the fixed part, or inside it. */
+	mayHold(relative: string): boolean;
+}
+
+export function protectedGlob(glob: string, caseInsensitive: boolean): ProtectedGlob {
 	const pattern = glob.replace(/\/+$/, '');
-	if (pattern === '') return () => false;
+	if (pattern === '') return { pattern, covers: () => false, leadsTo: () => false, mayHold: () => false };
 	const matches = picomatch(pattern, { dot: true, nocase: caseInsensitive });
-	// A folder above a protected glob's fixed part (`.vscode` for `.vscode/*.json`) holds protected
-	// files: moving or deleting it is a change to them.
 	const fold = (text: string) => (caseInsensitive ? text.toLowerCase() : text);
 	const base = fold(picomatch.scan(pattern).base);
-	return relative => {
-		if (matches(relative)) return true;
-		for (let slash = relative.indexOf('/'); slash !== -1; slash = relative.indexOf('/', slash + 1)) {
-			if (matches(relative.slice(0, slash))) return true;
-		}
+	const leadsTo = (relative: string) => {
 		const folded = fold(relative);
 		return base !== '' && (folded === '' || base === folded || base.startsWith(`${folded}/`));
 	};
+	return {
+		pattern,
+		covers: relative => {
+			if (matches(relative)) return true;
+			for (let slash = relative.indexOf('/'); slash !== -1; slash = relative.indexOf('/', slash + 1)) {
+				if (matches(relative.slice(0, slash))) return true;
+			}
+			return false;
+		},
+		leadsTo,
+		mayHold: relative => base === '' || leadsTo(relative) || fold(relative).startsWith(`${base}/`),
+	};
+}
+
+/**
+ * Whether a workspace-relative POSIX path is protected by one glob, for the boundary: what the
+ * glob covers, and the folders leading to its fixed part.
+ */
+export function protectedMatcher(glob: string, caseInsensitive: boolean): Matcher {
+	const rule = protectedGlob(glob, caseInsensitive);
+	return relative => rule.covers(relative) || rule.leadsTo(relative);
 }
 
 /**

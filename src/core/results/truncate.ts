@@ -134,11 +134,53 @@ export function countLines(buf: Uint8Array): number {
 	return countNewlines(buf, 0, buf.length) + (buf[buf.length - 1] === NEWLINE ? 0 : 1);
 }
 
-/** Newlines in buf[from..to); Buffer.indexOf is memchr-fast, which matters for streamed gigabytes. */
+/**
+ * Newlines in buf[from..to). Buffer.indexOf is memchr-fast between newlines that are far apart, but
+ * each call costs far more than a byte: output of short lines (`yes`) would spend most of a run
+ * here. So where newlines come close together the next block is counted four bytes at a time.
+ */
 export function countNewlines(buf: Uint8Array, from: number, to: number): number {
 	const view = asBuffer(buf);
+	const end = Math.min(to, view.length);
 	let count = 0;
-	for (let i = view.indexOf(NEWLINE, from); i !== -1 && i < to; i = view.indexOf(NEWLINE, i + 1)) count++;
+	for (let at = Math.max(0, from); at < end;) {
+		const newline = view.indexOf(NEWLINE, at);
+		if (newline === -1 || newline >= end) break;
+		count++;
+		const dense = newline - at < DENSE_GAP;
+		at = newline + 1;
+		if (dense) {
+			const blockEnd = Math.min(end, at + DENSE_BLOCK);
+			count += countNewlinesByWord(view, at, blockEnd);
+			at = blockEnd;
+		}
+	}
+	return count;
+}
+
+/** Newlines closer than this make countNewlines count the next DENSE_BLOCK bytes by words. */
+const DENSE_GAP = 32;
+const DENSE_BLOCK = 4096;
+const NEWLINES_WORD = 0x0a0a0a0a;
+const LOW_SEVEN_BITS = 0x7f7f7f7f;
+
+/**
+ * Newlines in buf[from..to) by 32-bit words (SWAR): a byte of the word XOR '\n\n\n\n' is zero
+ * exactly where the byte was a newline; the per-byte zero test cannot carry into the next byte.
+ */
+function countNewlinesByWord(buf: Buffer, from: number, to: number): number {
+	let count = 0;
+	let at = from;
+	for (; at < to && (buf.byteOffset + at) % 4 !== 0; at++) if (buf[at] === NEWLINE) count++;
+	const words = Math.max(0, (to - at) >> 2);
+	const view = words > 0 ? new Uint32Array(buf.buffer, buf.byteOffset + at, words) : [];
+	for (let i = 0; i < words; i++) {
+		const zeroWhereNewline = view[i] ^ NEWLINES_WORD;
+		const highBitWhereZero = ~(((zeroWhereNewline & LOW_SEVEN_BITS) + LOW_SEVEN_BITS) | zeroWhereNewline | LOW_SEVEN_BITS);
+		// One bit per newline byte, at the bottom of its byte; the multiply sums the four bytes into the top one.
+		count += Math.imul(highBitWhereZero >>> 7, 0x01010101) >>> 24;
+	}
+	for (at += words * 4; at < to; at++) if (buf[at] === NEWLINE) count++;
 	return count;
 }
 
@@ -290,8 +332,8 @@ export function metadataOf(info: TruncationInfo): { truncated: boolean; bytesOmi
 
 /**
  * Keeps the first headShare·maxBytes bytes of a stream and a ring of the last ones, so command
- * output of any size costs at most maxBytes of memory. Newlines in what falls out of the ring are
- * counted as it streams, so the marker can still say how many lines went.
+ * output of any size costs at most maxBytes of memory. Newlines are counted once, as bytes arrive:
+ * those that fell out are the total less those still held, so the marker can say how many lines went.
  */
 export class HeadTailBuffer {
 	private readonly headCap: number;
@@ -304,7 +346,6 @@ export class HeadTailBuffer {
 	private ringLen = 0;
 	private total = 0;
 	private dropped = 0;
-	private droppedNewlines = 0;
 	private newlines = 0;
 	private lastByte = -1;
 
@@ -354,7 +395,7 @@ export class HeadTailBuffer {
 		if (chunk.length >= cap) {
 			// The chunk alone fills the ring: everything held so far and the chunk's start fall out.
 			this.dropRing(this.ringLen);
-			this.drop(chunk, 0, chunk.length - cap);
+			this.dropped += chunk.length - cap;
 			this.reserveRing(cap);
 			this.ring.set(chunk.subarray(chunk.length - cap));
 			this.ringStart = 0;
@@ -380,21 +421,12 @@ export class HeadTailBuffer {
 		this.ringStart = 0;
 	}
 
-	/** Lets the oldest n ring bytes fall out, counting their newlines. */
+	/** Lets the oldest n ring bytes fall out. */
 	private dropRing(n: number): void {
 		if (n <= 0) return;
-		const size = this.ring.length;
-		const first = Math.min(n, size - this.ringStart);
-		this.drop(this.ring, this.ringStart, this.ringStart + first);
-		this.drop(this.ring, 0, n - first);
-		this.ringStart = (this.ringStart + n) % size;
+		this.dropped += n;
+		this.ringStart = (this.ringStart + n) % this.ring.length;
 		this.ringLen -= n;
-	}
-
-	private drop(buf: Uint8Array, from: number, to: number): void {
-		if (to <= from) return;
-		this.dropped += to - from;
-		this.droppedNewlines += countNewlines(buf, from, to);
 	}
 
 	private tailBytes(): Buffer {
@@ -424,7 +456,7 @@ export class HeadTailBuffer {
 			keptBytes: kept,
 			keptLines: 0,
 			bytesOmitted: this.total - kept,
-			linesOmitted: this.omittedLines(head, headEnd, tail.length - tailStart),
+			linesOmitted: this.omittedLines(head, headEnd, tail, tailStart),
 		};
 		info.keptLines = totalLines - info.linesOmitted;
 		const marker = omittedMarker({ lines: info.linesOmitted, bytes: info.bytesOmitted, hint: hint?.(info) });
@@ -436,12 +468,13 @@ export class HeadTailBuffer {
 	 * except the first when the head stops mid-line (that line is partly kept). The UTF-8 trims never
 	 * move a newline, since '\n' is never part of a multi-byte sequence.
 	 */
-	private omittedLines(head: Uint8Array, headEnd: number, tailKept: number): number {
+	private omittedLines(head: Uint8Array, headEnd: number, tail: Uint8Array, tailStart: number): number {
+		const droppedNewlines = this.newlines - countNewlines(head, 0, head.length) - countNewlines(tail, 0, tail.length);
 		const headMidLine = headEnd > 0 && head[headEnd - 1] !== NEWLINE;
-		let lines = this.droppedNewlines - (headMidLine && this.droppedNewlines > 0 ? 1 : 0);
+		let lines = droppedNewlines - (headMidLine && droppedNewlines > 0 ? 1 : 0);
 		// Nothing kept after the cut: the unterminated last line went too, unless the head holds its start.
 		const lastLineOpen = this.lastByte !== NEWLINE;
-		if (tailKept === 0 && lastLineOpen && (this.droppedNewlines > 0 || !headMidLine)) lines++;
+		if (tail.length === tailStart && lastLineOpen && (droppedNewlines > 0 || !headMidLine)) lines++;
 		return lines;
 	}
 }

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import picomatch from 'picomatch';
+import { protectedGlob } from '../policy/boundary';
 import { contains } from '../files/paths';
 
 /**
@@ -17,6 +18,12 @@ export interface Mount {
 	readonly access: MountAccess;
 	/** For `hide`: a folder is replaced by an empty one, a file by an empty file. */
 	readonly directory?: boolean;
+	/**
+	 * For `read`: the path does not exist yet and must not be created (a protected `.env`). bwrap
+	 * needs something there to mount on (placeholders.ts makes an empty file or folder and removes it
+	 * afterwards); sandbox-exec denies the path as it is.
+	 */
+	readonly missing?: 'file' | 'directory';
 }
 
 export interface SandboxPolicy {
@@ -68,21 +75,111 @@ export interface CommandPolicyInput {
 }
 
 /** The policy of run_command and exec_command (README, "Sandbox"). */
-export async function commandPolicy(input: CommandPolicyInput): Promise<{ policy: SandboxPolicy; scanComplete: boolean }> {
+export interface CommandPolicy {
+	readonly policy: SandboxPolicy;
+	/** The walk for protected paths saw the whole workspace. */
+	readonly scanComplete: boolean;
+	/** Globs whose matches cannot all be guarded before they exist (see namedPlaces). */
+	readonly unguarded: readonly string[];
+	/**
+	 * Protected paths that exist now and did not when the policy was made (what a command created
+	 * where no mount could guard it), by real path; a second walk, skipped when every glob was
+	 * guarded or the first walk stopped at its bound.
+	 */
+	createdSince(): Promise<string[]>;
+}
+
+export async function commandPolicy(input: CommandPolicyInput): Promise<CommandPolicy> {
 	const roots = (await Promise.all(input.roots.map(realOrUndefined))).filter((root): root is string => root !== undefined);
-	const scan = await findProtected(roots, input.protectedPaths, {
+	const scanOptions = {
 		nocase: CASE_INSENSITIVE_PLATFORMS.includes(input.platform ?? process.platform),
 		limit: input.scanLimit ?? PROTECTED_SCAN_LIMIT,
-	});
+	};
+	const scan = await findProtected(roots, input.protectedPaths, scanOptions);
 	const hidden = await existingHidden([...DEFAULT_DENY_READ, ...input.denyRead, ...(input.storageRoot ? [input.storageRoot] : [])], input.home);
 	const logDir = input.logDir && await realOrUndefined(input.logDir);
+	const named = input.protectedPaths.map(namedPlaces);
+	const unguarded = named.filter(each => !each.complete).map(each => each.glob);
+	const guarded = await Promise.all(roots.flatMap(root => named.flatMap(each => each.places).map(place => guardPlace(root, place))));
+	const readOnly = new Map<string, Mount>();
+	for (const mount of [...scan.paths.map(found => ({ path: found, access: 'read' as const })), ...guarded]) {
+		if (mount && !readOnly.has(mount.path)) readOnly.set(mount.path, mount);
+	}
 	const mounts: Mount[] = [
 		...roots.map(root => ({ path: root, access: 'write' as const })),
-		...scan.paths.map(found => ({ path: found, access: 'read' as const })),
+		...readOnly.values(),
 		...hidden,
 		...(logDir ? [{ path: logDir, access: 'read' as const }] : []),
 	];
-	return { policy: { base: 'host', mounts, network: input.network, tmpDir: input.tmpDir }, scanComplete: scan.complete };
+	return {
+		policy: { base: 'host', mounts, network: input.network, tmpDir: input.tmpDir },
+		scanComplete: scan.complete,
+		unguarded,
+		createdSince: async () => {
+			// A walk cut short sees a different part of the tree each time: no comparison to make.
+			if (unguarded.length === 0 || !scan.complete) return [];
+			const before = new Set(scan.paths);
+			return (await findProtected(roots, input.protectedPaths, scanOptions)).paths.filter(found => !before.has(found));
+		},
+	};
+}
+
+/** A place inside a workspace folder that a protected glob names before anything is there. */
+export interface NamedPlace {
+	/** Workspace-relative, POSIX. */
+	readonly relative: string;
+	/** Made as a folder when missing (`.git` of `**\/.git/**`); otherwise whatever is made there is blocked. */
+	readonly directory: boolean;
+}
+
+/**
+ * Where a protected glob's matches can be named before they exist, so that a sandboxed command
+ * cannot create them: a literal path (`.env`, `.vscode/settings.json`), the top-level instance of
+ * `**\/name` and `**\/name/**` (`.git`), the top-level name a `**\/name*` starts with (`.env` of
+ * `**\/.env*`), and the whole folder holding a one-level pattern (`.vscode` of `.vscode/*.json`).
+ * `complete`: these places hold every possible match; otherwise (`*.pem`, `src/**\/.env*`, a
+ * nested `.env`) what a command creates is found after it ran (findProtected, before and after).
+ */
+export function namedPlaces(glob: string): { glob: string; places: NamedPlace[]; complete: boolean } {
+	const trimmed = glob.replace(/\/+$/, '');
+	const folder = trimmed.endsWith('/**');
+	const stem = folder ? trimmed.slice(0, -3) : trimmed;
+	const directory = folder || trimmed !== glob;
+	if (stem === '' || stem.startsWith('/') || stem.split('/').includes('..')) return { glob, places: [], complete: false };
+	const literal = (text: string) => text !== '' && !picomatch.scan(text).isGlob;
+	if (literal(stem)) return { glob, places: [{ relative: stem, directory }], complete: true };
+	if (stem.startsWith('**/')) {
+		const rest = stem.slice(3);
+		if (literal(rest)) return { glob, places: [{ relative: rest, directory }], complete: false };
+		const prefix = rest.slice(0, -1);
+		if (rest.endsWith('*') && !folder && literal(prefix) && !prefix.includes('/')) return { glob, places: [{ relative: prefix, directory: false }], complete: false };
+		return { glob, places: [], complete: false };
+	}
+	const { base, glob: pattern } = picomatch.scan(stem);
+	if (base !== '' && !pattern.includes('/') && !pattern.includes('**')) return { glob, places: [{ relative: base, directory: true }], complete: true };
+	return { glob, places: [], complete: false };
+}
+
+/**
+ * The read-only mount that guards a named place in one workspace folder: the place itself when it
+ * exists, else its first missing component (`.git` for `.git/hooks`), made as a placeholder by the
+ * runtime. Nothing when a file or link is on the way (nothing can be created below a file; a link
+ * leads to a place guarded where it is).
+ */
+async function guardPlace(root: string, place: NamedPlace): Promise<Mount | undefined> {
+	const parts = place.relative.split('/').filter(Boolean);
+	let current = root;
+	for (const [index, part] of parts.entries()) {
+		const next = path.join(current, part);
+		const last = index === parts.length - 1;
+		const stat = await fs.lstat(next).catch(() => undefined);
+		if (!stat) return { path: next, access: 'read', missing: last && !place.directory ? 'file' : 'directory' };
+		if (stat.isSymbolicLink()) return undefined;
+		if (last) return { path: next, access: 'read' };
+		if (!stat.isDirectory()) return undefined;
+		current = next;
+	}
+	return undefined;
 }
 
 /**
@@ -129,7 +226,7 @@ interface ScanOptions {
  * after `limit` entries: `complete` says whether it saw everything.
  */
 export async function findProtected(roots: readonly string[], globs: readonly string[], options: ScanOptions): Promise<{ paths: string[]; complete: boolean }> {
-	const rules = globs.map(glob => protectedRule(glob, options.nocase));
+	const rules = globs.map(glob => protectedGlob(glob, options.nocase));
 	const found = new Set<string>();
 	let budget = options.limit;
 	// Breadth first, a batch of folders read at once: this runs before every command.
@@ -145,9 +242,9 @@ export async function findProtected(roots: readonly string[], globs: readonly st
 					const relative = folder ? `${folder}/${entry.name}` : entry.name;
 					const absolute = path.join(root, relative);
 					if (entry.isDirectory()) {
-						if (rules.some(rule => rule.whole(relative) || rule.matches(relative))) found.add(absolute);
+						if (rules.some(rule => rule.covers(relative))) found.add(absolute);
 						else if (rules.some(rule => rule.mayHold(relative))) next.push({ root, folder: relative });
-					} else if (rules.some(rule => rule.matches(relative))) {
+					} else if (rules.some(rule => rule.covers(relative))) {
 						const target = entry.isSymbolicLink() ? await realOrUndefined(absolute) : absolute;
 						if (target && roots.some(other => contains(other, target))) found.add(target);
 					}
@@ -161,31 +258,6 @@ export async function findProtected(roots: readonly string[], globs: readonly st
 
 /** Folders a protected-path walk reads at once. */
 const SCAN_PARALLEL = 32;
-
-interface ProtectedRule {
-	/** The path itself matches. */
-	matches(relative: string): boolean;
-	/** A folder whose whole content matches (`.git` for `**\/.git/**`). */
-	whole(relative: string): boolean;
-	/** A folder below which a match may still be found. */
-	mayHold(relative: string): boolean;
-}
-
-function protectedRule(written: string, nocase: boolean): ProtectedRule {
-	// `foo/` names the folder, as the boundary reads it (protectedMatcher): the folder and all it holds.
-	const glob = written.replace(/\/+$/, '');
-	const matches = picomatch(glob, { dot: true, nocase });
-	const folderGlob = glob.endsWith('/**') ? glob.slice(0, -3) : undefined;
-	const whole = folderGlob ? picomatch(folderGlob, { dot: true, nocase }) : () => false;
-	// The fixed start of the glob (`.vscode` of `.vscode/*.json`): only folders on its way can hold matches.
-	const fold = (text: string) => (nocase ? text.toLowerCase() : text);
-	const base = fold(picomatch.scan(glob).base);
-	return {
-		matches,
-		whole,
-		mayHold: relative => base === '' || base === fold(relative) || base.startsWith(`${fold(relative)}/`) || fold(relative).startsWith(`${base}/`),
-	};
-}
 
 async function realOrUndefined(absolute: string): Promise<string | undefined> {
 	try {

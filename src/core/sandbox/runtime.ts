@@ -7,6 +7,7 @@ import { findOnPath } from '../commands/process';
 import type { SandboxSettings } from '../policy/settings';
 import { bwrapProgram, Program, SANDBOX_TMP } from './bwrap';
 import { commandPolicy, CommandPolicyInput, readOnlySearchPolicy, SandboxPolicy } from './policy';
+import { HeldPlaceholders, holdPlaceholders } from './placeholders';
 import { seatbeltProgram } from './seatbelt';
 
 /**
@@ -72,7 +73,12 @@ export interface Sandbox {
 	readExit<E extends ProgramExit>(exit: E): E;
 	/** What to start in place of `program`, run in `cwd`. */
 	wrap<P extends Program>(program: P, cwd: string): P;
-	/** Removes the private temp folder (once the program is gone). */
+	/**
+	 * Protected paths (real, absolute) the program created where the sandbox could not guard them
+	 * before they existed (`*.pem`, a nested `.env.local`): call once it is gone.
+	 */
+	createdProtected(): Promise<string[]>;
+	/** Removes the private temp folder and the placeholders of missing protected paths (once the program is gone). */
 	dispose(): Promise<void>;
 }
 
@@ -176,18 +182,27 @@ export async function decideSandbox(settings: SandboxSettings, host: SandboxHost
  */
 export async function openSandbox(decision: SandboxDecision, input: Omit<CommandPolicyInput, 'tmpDir' | 'platform' | 'home'>, host: SandboxHostOptions = {}): Promise<Sandbox> {
 	if (decision.kind === 'none') {
-		return { kind: 'none', why: decision.why, detail: decision.detail, scanComplete: true, endsWithProgram: false, env: {}, readExit: exit => exit, wrap: program => program, dispose: async () => undefined };
+		return { kind: 'none', why: decision.why, detail: decision.detail, scanComplete: true, endsWithProgram: false, env: {}, readExit: exit => exit, wrap: program => program, createdProtected: async () => [], dispose: async () => undefined };
 	}
 	// By real path: macOS's temp folder is under /var, a link to /private/var, and profiles match real paths.
 	const tmpDir = await fs.promises.realpath(await fs.promises.mkdtemp(path.join(os.tmpdir(), 'toolbelt-sandbox-')));
-	const dispose = () => fs.promises.rm(tmpDir, { recursive: true, force: true }).catch(() => undefined);
+	let placeholders: HeldPlaceholders | undefined;
+	const dispose = async () => {
+		placeholders?.release();
+		await fs.promises.rm(tmpDir, { recursive: true, force: true }).catch(() => undefined);
+	};
 	try {
-		const { policy, scanComplete } = await commandPolicy({ ...input, tmpDir, home: host.homeDir ?? os.homedir(), platform: host.platform });
+		const made = await commandPolicy({ ...input, tmpDir, home: host.homeDir ?? os.homedir(), platform: host.platform });
 		const runtime = decision.runtime;
+		// sandbox-exec denies a missing path as it is; bwrap needs something there to mount on.
+		placeholders = runtime.kind === 'bwrap' ? holdPlaceholders(made.policy.mounts) : undefined;
+		const policy = placeholders ? { ...made.policy, mounts: placeholders.mounts } : made.policy;
+		const ours = new Set(placeholders?.paths);
 		return {
 			kind: runtime.kind,
 			policy,
-			scanComplete,
+			scanComplete: made.scanComplete,
+			createdProtected: async () => (await made.createdSince()).filter(found => !ours.has(found)),
 			endsWithProgram: runtime.kind === 'bwrap',
 			readExit: exit => (runtime.kind === 'bwrap' ? signalFromStatus(exit) : exit),
 			env: { TMPDIR: runtime.kind === 'bwrap' ? SANDBOX_TMP : tmpDir },

@@ -54,19 +54,20 @@ function toIssue(error: ValueError): FieldIssue {
 function expected(schema: Record<string | symbol, any>): string {
 	if ('const' in schema) return JSON.stringify(schema.const);
 	if (schema.enum) return `one of ${schema.enum.map((v: unknown) => JSON.stringify(v)).join(', ')}`;
-	switch (schema.type) {
-		case 'integer': return 'an integer';
-		case 'number': return 'a number';
-		case 'string': return 'a string';
-		case 'boolean': return 'true or false';
-		case 'array': return 'an array';
-		case 'object': return 'an object';
-	}
+	// A custom tool's schema may allow several types: `"type": ["string", "null"]`.
+	const types: unknown[] = Array.isArray(schema.type) ? schema.type : [schema.type];
+	const words = types.map(type => TYPE_WORDS[String(type)]);
+	if (words.every(Boolean)) return words.join(' or ');
 	const kind = (schema as any)[Kind];
 	return kind ? String(kind).toLowerCase() : 'a valid value';
 }
 
-function describeValue(value: unknown): string {
+const TYPE_WORDS: Record<string, string> = {
+	integer: 'an integer', number: 'a number', string: 'a string', boolean: 'true or false', array: 'an array', object: 'an object', null: 'null',
+};
+
+/** What was found instead of what a schema wanted: `an array`, `the string "x"`, `nothing`. */
+export function describeValue(value: unknown): string {
 	if (value === undefined) return 'nothing';
 	if (value === null) return 'null';
 	if (Array.isArray(value)) return 'an array';

@@ -1,7 +1,10 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
+import { findOnPath } from '../commands/process';
 import { CancelledError, ToolError } from '../results/errors';
+import type { Program } from '../sandbox/bwrap';
 import { readOnlySearch, SandboxHostOptions } from '../sandbox/runtime';
 
 /**
@@ -10,6 +13,7 @@ import { readOnlySearch, SandboxHostOptions } from '../sandbox/runtime';
  * as soon as it has what it needs.
  */
 
+/** A lazy memo of a fact that never changes while the process runs (where rg is), so it may be module-wide. */
 let cachedPath: string | undefined;
 
 /** The rg binary. Required lazily so the module loads where the package is missing (it is external to the bundle). */
@@ -90,6 +94,11 @@ export interface RgRun {
 	readonly stderr: string;
 	/** True when a line handler asked to stop and rg was killed. */
 	readonly stopped: boolean;
+	/**
+	 * rg ran out of the memory it may use (`boundMemory`) and aborted: a line too long to hold
+	 * (a giant single-line file). What it printed before is all there is.
+	 */
+	readonly outOfMemory: boolean;
 }
 
 /** What a caller does with rg's standard output, one line (without its '\n') at a time. */
@@ -123,7 +132,30 @@ export interface RgOptions extends LineHandler {
 	 * (toolbelt.sandbox.mode "off", or a host without a sandbox).
 	 */
 	readonly confine?: SandboxHostOptions;
+	/**
+	 * Caps rg's address space (rgMemoryLimit, Linux with prlimit): rg holds a whole line to search
+	 * it, so a 200 MB line cost it 432 MB. Over the cap it aborts (`outOfMemory`).
+	 */
+	readonly boundMemory?: boolean;
 }
+
+/**
+ * The address space a bounded rg may use: a base for its code, regex caches and buffers, plus its
+ * threads' stacks (one per core by default). Measured (rg 14, static): a workspace search needs
+ * under 32 MB; a line of up to about a quarter of the base still fits, as its buffer doubles.
+ */
+export function rgMemoryLimit(cores = os.availableParallelism()): number {
+	return RG_MEMORY_BASE + cores * RG_MEMORY_PER_THREAD;
+}
+
+const RG_MEMORY_BASE = 128 * 1024 * 1024;
+const RG_MEMORY_PER_THREAD = 4 * 1024 * 1024;
+
+/** A file no larger than this has no line that a bounded rg cannot hold: searched when others overflowed. */
+export const RG_SAFE_FILE_BYTES = RG_MEMORY_BASE / 4;
+
+/** How rg says it ran out (Rust's allocation failure, then an abort). */
+const OUT_OF_MEMORY = /memory allocation of \d+ bytes failed/;
 
 const STDERR_BYTES = 8 * 1024;
 const MAX_LINE_BYTES = 64 * 1024;
@@ -135,9 +167,9 @@ const MAX_LINE_BYTES = 64 * 1024;
  */
 export async function runRg(args: readonly string[], options: RgOptions): Promise<RgRun> {
 	if (options.signal?.aborted) throw new CancelledError('The search');
-	const plain = { file: rgPath(), args };
+	const plain = options.boundMemory ? memoryBounded({ file: rgPath(), args }) : { file: rgPath(), args };
 	const program = options.confine
-		? await readOnlySearch(plain, { folders: [options.cwd, ...ancestorIgnoreFiles(options.cwd)], cwd: options.cwd }, options.confine) ?? plain
+		? await readOnlySearch(plain, { folders: [options.cwd, ...ancestorIgnoreFiles(options.cwd), path.dirname(rgPath())], cwd: options.cwd }, options.confine) ?? plain
 		: plain;
 	if (options.signal?.aborted) throw new CancelledError('The search');
 	return new Promise((resolve, reject) => {
@@ -168,7 +200,7 @@ export async function runRg(args: readonly string[], options: RgOptions): Promis
 			options.signal?.removeEventListener('abort', onAbort);
 			if (!stopped) lines.end();
 			if (options.signal?.aborted) reject(new CancelledError('The search'));
-			else resolve({ code, stderr, stopped });
+			else resolve({ code, stderr, stopped, outOfMemory: !stopped && OUT_OF_MEMORY.test(stderr) });
 		};
 		child.on('error', error => {
 			if (settled) return;
@@ -178,6 +210,12 @@ export async function runRg(args: readonly string[], options: RgOptions): Promis
 		});
 		child.on('close', finish);
 	});
+}
+
+/** rg started through prlimit with its address space capped; as it is where there is no prlimit (not Linux). */
+function memoryBounded(program: Program): Program {
+	const prlimit = process.platform === 'linux' ? findOnPath('prlimit', process.env) : undefined;
+	return prlimit ? { file: prlimit, args: [`--as=${rgMemoryLimit()}`, '--', program.file, ...program.args] } : program;
 }
 
 /**

@@ -79,6 +79,11 @@ const scenarios = {
 		prompt: 'Just answer: the test reads which tools this request offered.',
 		calls: [],
 	},
+	// demo/'s custom tool, copied into the workspace: VS Code starts the MCP server Toolbelt offers for it.
+	'custom-tool': {
+		prompt: 'Count the words of notes.txt with the workspace\'s own word_count tool.',
+		calls: [{ tool: 'mcp_toolbelt_word_count', input: { path: 'notes.txt' } }],
+	},
 	'patch-two-files': {
 		prompt: 'Patch notes.txt and src/greeting.ts in one go.',
 		calls: [{ tool: 'toolbelt_apply_patch', input: { patch: PATCH_TWO_FILES } }],

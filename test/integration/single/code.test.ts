@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { resultText } from '../../../src/core/results/result';
 import { ALL_TOOLS, ToolRegistry } from '../../../src/tools';
-import { LANGUAGE_WAIT } from '../../../src/tools/codeSupport';
+import type { LanguageWaits } from '../../../src/core/languages';
 import { createVscodeEnvironment } from '../../../src/vscode/environment';
 import { createVscodeHost } from '../../../src/vscode/host';
 import { prepare } from '../../../src/vscode/lmTools';
@@ -19,9 +19,10 @@ const read = (rel: string) => fs.readFileSync(at(rel), 'utf8');
 const SERVER_START_MS = 120_000;
 
 /** A registry of our own over the VS Code host, for prepareInvocation and a shortened wait. */
-function ownRegistry(subscriptions: vscode.Disposable[]): ToolRegistry {
+function ownRegistry(subscriptions: vscode.Disposable[], waits?: LanguageWaits): ToolRegistry {
 	const host = createVscodeHost({ storageDir: path.join(workspace(), '..', 'code-storage'), applyChanges: applyWithWorkspaceEdit });
-	return new ToolRegistry(ALL_TOOLS, createVscodeEnvironment(host, subscriptions));
+	const languages = waits && host.languages ? { ...host.languages, waits } : host.languages;
+	return new ToolRegistry(ALL_TOOLS, createVscodeEnvironment({ ...host, languages }, subscriptions));
 }
 
 describe('code intelligence on VS Code\'s TypeScript server', function () {
@@ -95,16 +96,13 @@ describe('code intelligence on VS Code\'s TypeScript server', function () {
 
 	it('says plainly that no language service answers for a plain text file, instead of "no references"', async () => {
 		const subscriptions: vscode.Disposable[] = [];
-		const saved = { ...LANGUAGE_WAIT };
 		fs.writeFileSync(at('notes.txt'), 'greet the reader\n');
 		try {
 			// A registry of our own, whose wait this test can shorten (the extension's stays at 20 s).
-			Object.assign(LANGUAGE_WAIT, { firstMs: 2000, silentMs: 500 });
-			const result = await ownRegistry(subscriptions).invoke('find_references', { path: `${PROJECT}/notes.txt`, line: 1, symbol: 'greet' });
+			const result = await ownRegistry(subscriptions, { firstMs: 2000, silentMs: 500 }).invoke('find_references', { path: `${PROJECT}/notes.txt`, line: 1, symbol: 'greet' });
 			assert.equal(result.error?.code, 'unavailable');
 			assert.match(resultText(result), /^Error: No language service answered for ts-project\/notes\.txt \(language "plaintext"\) within 2 s: .* Search the text with grep instead/);
 		} finally {
-			Object.assign(LANGUAGE_WAIT, saved);
 			for (const subscription of subscriptions) subscription.dispose();
 			fs.rmSync(at('notes.txt'), { force: true });
 		}

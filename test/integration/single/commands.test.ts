@@ -6,9 +6,12 @@ import { ALL_TOOLS, ToolRegistry } from '../../../src/tools';
 import { createVscodeEnvironment } from '../../../src/vscode/environment';
 import { createVscodeHost } from '../../../src/vscode/host';
 import { prepare } from '../../../src/vscode/lmTools';
-import { showDiffs } from '../../../src/vscode/changeDiffs';
+import { ChangeDiffs } from '../../../src/vscode/changeDiffs';
 import { applyWithWorkspaceEdit } from '../../../src/vscode/mutation';
 import { invokeText, waitFor, workspace } from '../helpers';
+
+/** This test's own diff documents (the extension's instance serves the schemes in its window). */
+const diffs = new ChangeDiffs();
 
 /** Outside /tmp, which a sandboxed command sees replaced by a private one anyway. */
 const OUTSIDE_PARENT = '/var/tmp';
@@ -160,7 +163,7 @@ describe('commands and sessions inside VS Code', function () {
 				assert.equal(fs.existsSync(path.join(outside, 'escaped.txt')), false);
 				const subscriptions: vscode.Disposable[] = [];
 				try {
-					const host = createVscodeHost({ storageDir: path.join(workspace(), '..', 'commands-it-storage'), applyChanges: applyWithWorkspaceEdit, showDiffs });
+					const host = createVscodeHost({ storageDir: path.join(workspace(), '..', 'commands-it-storage'), applyChanges: applyWithWorkspaceEdit, showDiffs: changes => diffs.show(changes) });
 					const registry = new ToolRegistry(ALL_TOOLS, createVscodeEnvironment(host, subscriptions));
 					const prepared = await prepare(registry, registry.get('run_command')!, input);
 					assert.equal(prepared.confirmationMessages, undefined, 'no chat confirmation an allowance could skip');

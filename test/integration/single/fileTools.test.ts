@@ -6,9 +6,12 @@ import { ALL_TOOLS, ToolRegistry } from '../../../src/tools';
 import { createVscodeEnvironment } from '../../../src/vscode/environment';
 import { createVscodeHost } from '../../../src/vscode/host';
 import { prepare } from '../../../src/vscode/lmTools';
-import { ORIGINAL_SCHEME, showDiffs } from '../../../src/vscode/changeDiffs';
+import { ChangeDiffs, ORIGINAL_SCHEME } from '../../../src/vscode/changeDiffs';
 import { applyWithWorkspaceEdit } from '../../../src/vscode/mutation';
 import { invokeText, until, workspace, writeFiles } from '../helpers';
+
+/** This test's own diff documents (the extension's instance serves the schemes in its window). */
+const diffs = new ChangeDiffs();
 
 const DIR = 'file-tools-it';
 const at = (rel: string) => path.join(workspace(), DIR, rel);
@@ -27,7 +30,7 @@ function diffTabs(): vscode.TabInputTextDiff[] {
 
 /** A registry of our own over the VS Code host, for prepareInvocation and injected decisions. */
 function ownRegistry(subscriptions: vscode.Disposable[]): ToolRegistry {
-	const host = createVscodeHost({ storageDir: path.join(workspace(), '..', 'file-tools-storage'), applyChanges: applyWithWorkspaceEdit, showDiffs });
+	const host = createVscodeHost({ storageDir: path.join(workspace(), '..', 'file-tools-storage'), applyChanges: applyWithWorkspaceEdit, showDiffs: changes => diffs.show(changes) });
 	return new ToolRegistry(ALL_TOOLS, createVscodeEnvironment(host, subscriptions));
 }
 

@@ -1,22 +1,27 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { ALL_TOOLS, ToolRegistry } from '../../../src/tools';
 import { safeDescribe } from '../../../src/tools/tool';
 import type { FileChange } from '../../../src/core/context';
+import { Boundary } from '../../../src/core/policy/boundary';
 import { createVscodeEnvironment } from '../../../src/vscode/environment';
 import { createVscodeHost, modalContent } from '../../../src/vscode/host';
 import { prepare } from '../../../src/vscode/lmTools';
-import { closePreviewDiffs, ORIGINAL_SCHEME, previewDiffs, PROPOSED_SCHEME, showDiffs, snapshotText } from '../../../src/vscode/changeDiffs';
+import { ChangeDiffs, ORIGINAL_SCHEME, PROPOSED_SCHEME } from '../../../src/vscode/changeDiffs';
 import { applyWithWorkspaceEdit, unsavedError } from '../../../src/vscode/mutation';
 import { toolPickItems } from '../../../src/vscode/runTool';
 import { readSettings } from '../../../src/vscode/settings';
 import { invokeText, waitFor, workspace } from '../helpers';
 
+/** This test's own diff documents (the extension's instance serves the schemes in its window). */
+const diffs = new ChangeDiffs();
+
 /** A registry of our own over the VS Code host, for prepareInvocation. */
 function ownRegistry(subscriptions: vscode.Disposable[]): ToolRegistry {
-	const host = createVscodeHost({ storageDir: path.join(workspace(), '..', 'vscode-layer-storage'), applyChanges: applyWithWorkspaceEdit, showDiffs });
+	const host = createVscodeHost({ storageDir: path.join(workspace(), '..', 'vscode-layer-storage'), applyChanges: applyWithWorkspaceEdit, showDiffs: changes => diffs.show(changes) });
 	return new ToolRegistry(ALL_TOOLS, createVscodeEnvironment(host, subscriptions));
 }
 
@@ -82,12 +87,12 @@ describe('the VS Code layer', () => {
 			{ path: at('from.txt'), displayPath: 'preview-it/from.txt', before: bytes('moving\n'), after: bytes('moving\n'), movedTo: { path: at('to.txt'), displayPath: 'preview-it/to.txt' } },
 		];
 		const diffTabs = () => vscode.window.tabGroups.all.flatMap(group => group.tabs).filter(tab => tab.input instanceof vscode.TabInputTextDiff);
-		// This test's copy of the module keeps the texts; the extension's provider serves its own (see e2e).
-		const textOf = (uri: vscode.Uri) => snapshotText(uri);
+		// This test's ChangeDiffs keeps the texts; the extension's own instance serves its own (see e2e).
+		const textOf = (uri: vscode.Uri) => diffs.snapshotText(uri);
 		await vscode.commands.executeCommand('workbench.action.closeAllEditors');
 		try {
-			await previewDiffs(changes);
-			await previewDiffs(changes);
+			await diffs.preview(changes);
+			await diffs.preview(changes);
 			const tabs = diffTabs();
 			assert.deepEqual(tabs.map(tab => tab.label), [
 				'edit.txt (Toolbelt: proposed, changed)',
@@ -105,7 +110,7 @@ describe('the VS Code layer', () => {
 			assert.equal((tabs[3].input as vscode.TabInputTextDiff).modified.path, vscode.Uri.file(at('to.txt')).path, 'a move shows the file at its new path');
 			assert.equal(fs.existsSync(at('.')), false, 'nothing was written');
 
-			await closePreviewDiffs(changes);
+			await diffs.closePreviews(changes);
 			assert.deepEqual(diffTabs(), [], 'the proposed diffs close once the question is answered');
 		} finally {
 			await vscode.commands.executeCommand('workbench.action.closeAllEditors');
@@ -122,7 +127,7 @@ describe('the VS Code layer', () => {
 			const result = await registry.invoke('write_file', { path: 'applied-it/a.txt', content: 'two\n' }, {
 				decide: async request => {
 					assert.equal(request.kind, 'files');
-					if (request.kind === 'files') await previewDiffs(request.changes);
+					if (request.kind === 'files') await diffs.preview(request.changes);
 					return true;
 				},
 			});
@@ -211,6 +216,22 @@ describe('the VS Code layer', () => {
 		} finally {
 			await vscode.commands.executeCommand('workbench.action.closeAllEditors');
 			fs.rmSync(path.dirname(file), { recursive: true, force: true });
+		}
+	});
+
+	it('a change whose folder became a link out of the workspace is refused right before VS Code writes it', async () => {
+		const base = path.join(workspace(), 'swap-it');
+		const outside = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-swap-it-'));
+		fs.mkdirSync(base, { recursive: true });
+		fs.symlinkSync(outside, path.join(base, 'dir'));
+		try {
+			const boundary = await Boundary.create({ roots: [{ name: 'ws', path: workspace() }], fileAccess: 'workspace', additionalReadPaths: [], protectedPaths: [] });
+			const change: FileChange = { path: path.join(base, 'dir', 'new.txt'), displayPath: 'swap-it/dir/new.txt', before: null, after: Buffer.from('x\n') };
+			await assert.rejects(applyWithWorkspaceEdit([change], new AbortController().signal, boundary), /goes through a symlink to .* \(rule: symlink_escape\)/);
+			assert.deepEqual(fs.readdirSync(outside), [], 'nothing written outside');
+		} finally {
+			fs.rmSync(base, { recursive: true, force: true });
+			fs.rmSync(outside, { recursive: true, force: true });
 		}
 	});
 

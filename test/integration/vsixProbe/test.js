@@ -1,5 +1,8 @@
 // Checks the extension installed from the .vsix, with no development path pointing at the repository.
 const assert = require('assert');
+const { spawnSync } = require('child_process');
+const fs = require('fs');
+const path = require('path');
 const vscode = require('vscode');
 
 exports.run = async () => {
@@ -40,4 +43,16 @@ exports.run = async () => {
 	const languages = await vscode.languages.getLanguages();
 	assert.ok(languages.includes('toolbelt-result'), 'the result language is not known to VS Code');
 	console.log('vsix probe: grep works and the result language is there');
+
+	// Custom tools reach chat through dist/cli.js run as an MCP server on the extension host's Node:
+	// it must travel in the .vsix and run from there with what was bundled into it.
+	const cli = path.join(extension.extensionPath, 'dist', 'cli.js');
+	assert.ok(fs.existsSync(cli), 'dist/cli.js is not in the .vsix');
+	const listed = spawnSync(process.execPath, [cli, 'list', '--root', vscode.workspace.workspaceFolders[0].uri.fsPath], {
+		encoding: 'utf8', timeout: 20_000, env: { ...process.env, ELECTRON_RUN_AS_NODE: '1' },
+	});
+	assert.strictEqual(listed.status, 0, listed.stderr);
+	assert.ok(JSON.parse(listed.stdout).some(tool => tool.name === 'read_file'), listed.stdout.slice(0, 500));
+	assert.ok(extension.packageJSON.contributes.mcpServerDefinitionProviders.some(provider => provider.id === 'toolbelt.customTools'));
+	console.log('vsix probe: the packaged CLI (the custom tools\' MCP server) runs on the extension host\'s Node');
 };

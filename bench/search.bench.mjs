@@ -1,0 +1,92 @@
+// grep and find_files over a ~207 MB source tree beside ripgrep run by hand, whole work in a fresh
+// Node process each (median of several runs):
+//   grep for a rare pattern vs `rg --json` with the flags grep passes (the issue's primitive), and vs
+//   the same rg printing what grep reads (`--null --line-number`, no JSON), in the OS sandbox (the
+//   default) and with it off, since each rg starts inside a read-only sandbox of its own;
+//   find_files for every *.ts (first page of 100) vs `rg --files` with the same glob.
+// The tree is text files copied from this repository's node_modules (folders named node_modules
+// renamed, since grep skips those), generated once into bench/.data.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { createRequire } from 'node:module';
+import { dataFile, interleaved, measure, primitive, registrySource, repo, table } from './lib/measure.mjs';
+
+const RUNS = 5;
+const TREE_BYTES = 207 * 1024 * 1024;
+const TEXT = /\.(js|cjs|mjs|ts|mts|cts|json|md|map|txt|d\.ts)$/;
+const rg = createRequire(import.meta.url)('@vscode/ripgrep').rgPath;
+/** Appears in a handful of lines of the tree (the diff package's API). */
+const RARE = 'createTwoFilesPatch';
+/** What grep adds to every search (tools/grep.ts RECORD_ARGS and core/search filterArgs). */
+const GREP_FLAGS = ['--no-config', '--no-require-git', '--glob', '!.git', '--glob', '!node_modules', '--case-sensitive'];
+const shellQuote = arg => `'${arg.replace(/'/g, `'\\''`)}'`;
+
+function copyTextFiles(from, to, budget) {
+	let copied = 0;
+	const walk = (dir, target) => {
+		for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+			if (copied >= budget) return;
+			const source = path.join(dir, entry.name);
+			const name = entry.name === 'node_modules' ? 'packages' : entry.name;
+			if (entry.isDirectory()) walk(source, path.join(target, name));
+			else if (entry.isFile() && TEXT.test(entry.name)) {
+				fs.mkdirSync(target, { recursive: true });
+				fs.copyFileSync(source, path.join(target, name));
+				copied += fs.statSync(source).size;
+			}
+		}
+	};
+	walk(from, to);
+	return copied;
+}
+
+/** Copies of node_modules' text files, one folder per copy, until the tree holds TREE_BYTES. */
+function sourceTree() {
+	return dataFile('tree-207mb', dir => {
+		let total = 0;
+		for (let copy = 0; total < TREE_BYTES; copy++) {
+			const added = copyTextFiles(path.join(repo, 'node_modules'), path.join(dir, `copy${copy}`), TREE_BYTES - total);
+			if (added === 0) throw new Error('node_modules holds no text files to copy: run npm ci first.');
+			total += added;
+		}
+	});
+}
+
+/**
+ * One call in a process that made one call before (untimed), as in the editor, where the registry
+ * lives on: the sandbox's availability is probed once per process, and that is not this call's work.
+ */
+function tool(name, input, setup) {
+	return measure(`
+		const result = await registry.invoke(${JSON.stringify(name)}, ${JSON.stringify(input)});
+		if (result.error) throw new Error(result.content[0].text);
+		return result.metadata;`, { setup, warmup: 'await registry.invoke(\'find_files\', { pattern: \'no-such-file\' });' });
+}
+
+export default async function () {
+	const tree = sourceTree();
+	const storageDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-bench-search-storage-'));
+	try {
+		const setup = registrySource(tree, {}, { storageDir });
+		const open = registrySource(tree, { sandbox: { mode: 'off' } }, { storageDir });
+		const rgRun = args => () => primitive([rg, ...args].map(shellQuote).join(' '), { cwd: tree });
+		const search = [...GREP_FLAGS, '--regexp', RARE, '--', '.'];
+		const grep = registry => () => tool('grep', { pattern: RARE }, registry);
+		const [ours, oursOpen, json, plain] = interleaved(RUNS, grep(setup), grep(open), rgRun(['--json', ...search]),
+			rgRun(['--no-heading', '--with-filename', '--null', '--line-number', '--color', 'never', ...search]));
+		const find = registry => () => tool('find_files', { pattern: '**/*.ts', limit: 100 }, registry);
+		const [files, filesOpen, rgFiles] = interleaved(RUNS, find(setup), find(open),
+			rgRun(['--no-config', '--no-require-git', '--glob', '!.git', '--glob', '!node_modules', '--glob', '**/*.ts', '--files', '--', '.']));
+		console.log(`tree: ${tree}, ${ours.value.matches ?? '?'} matches of "${RARE}"; median of ${RUNS} runs each, taken in turns`);
+		table([
+			{ name: `grep, rare pattern, 207 MB tree`, ours, base: json, primitive: 'rg --json', target: 1.1 },
+			{ name: '  the same, sandbox off', ours: oursOpen, base: json, primitive: 'rg --json', target: 1.1 },
+			{ name: '  the same, vs what grep reads', ours, base: plain, primitive: 'rg --null -n' },
+			{ name: 'find_files **/*.ts, 207 MB tree', ours: files, base: rgFiles, primitive: 'rg --files', target: 1.1 },
+			{ name: '  the same, sandbox off', ours: filesOpen, base: rgFiles, primitive: 'rg --files', target: 1.1 },
+		]);
+	} finally {
+		fs.rmSync(storageDir, { recursive: true, force: true });
+	}
+}

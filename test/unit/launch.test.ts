@@ -1,0 +1,57 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { loadWithCodeCache } from '../../src/cli/launch';
+
+interface Answers {
+	answer(): number;
+	dirname: string;
+}
+
+describe('CLI launcher: the bundle through a V8 code cache', () => {
+	let dir: string;
+	let bundle: string;
+	let base: string;
+
+	beforeEach(() => {
+		dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-launch-'));
+		bundle = path.join(dir, 'bundle.js');
+		base = path.join(dir, 'private');
+		fs.writeFileSync(bundle, 'exports.answer = () => 42; exports.dirname = __dirname;\n');
+	});
+	afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+	const cacheFile = () => path.join(base, 'cli-code-cache');
+
+	it('loads the bundle as CommonJS, writes the cache once, and starts from it next time', () => {
+		const first = loadWithCodeCache<Answers>(bundle, base);
+		assert.equal(first.exports.answer(), 42);
+		assert.equal(first.exports.dirname, dir);
+		assert.equal(first.cached, false);
+		first.save();
+		if (process.platform !== 'win32') assert.equal(fs.statSync(cacheFile()).mode & 0o777, 0o600);
+		const second = loadWithCodeCache<Answers>(bundle, base);
+		assert.equal(second.cached, true);
+		assert.equal(second.exports.answer(), 42);
+	});
+
+	it('does not use a cache written for another build of the bundle, even one of the same length', () => {
+		loadWithCodeCache<Answers>(bundle, base).save();
+		fs.rmSync(bundle);
+		fs.writeFileSync(bundle, 'exports.answer = () => 43; exports.dirname = __dirname;\n');
+		const changed = loadWithCodeCache<Answers>(bundle, base);
+		assert.equal(changed.cached, false);
+		assert.equal(changed.exports.answer(), 43);
+	});
+
+	it('starts without a cache where the folder is open to others, and writes none there', function () {
+		if (process.platform === 'win32') this.skip();
+		fs.mkdirSync(base, { mode: 0o777 });
+		fs.chmodSync(base, 0o777);
+		const loaded = loadWithCodeCache<Answers>(bundle, base);
+		assert.equal(loaded.exports.answer(), 42);
+		loaded.save();
+		assert.equal(fs.existsSync(cacheFile()), false);
+	});
+});

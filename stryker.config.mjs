@@ -11,6 +11,8 @@ export default {
 		'src/core/files/paths.ts',
 		// The change pipeline: stale rules, locks, commit and rollback, atomic writes.
 		'src/core/changes/pipeline.ts',
+		'src/core/changes/stale.ts',
+		'src/core/changes/locks.ts',
 		'src/core/files/atomic.ts',
 		// Locating text (exact and tolerant), placing and applying patch hunks.
 		'src/core/text/match.ts',
@@ -24,6 +26,9 @@ export default {
 		'src/core/policy/approval.ts',
 		'src/tools/registry.ts',
 		'src/core/plan/planDocument.ts',
+		// What a sandboxed command may see and change, and its bubblewrap arguments.
+		'src/core/sandbox/policy.ts',
+		'src/core/sandbox/bwrap.ts',
 	],
 	testRunner: 'mocha',
 	// The tests are TypeScript compiled by tsc: Stryker instruments the sources in its sandbox,

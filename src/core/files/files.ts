@@ -30,9 +30,12 @@ function imageFormat(b: Uint8Array): { mimeType: string; format: string } | unde
 export function looksBinary(head: Uint8Array): boolean {
 	const sample = head.subarray(0, SNIFF_BYTES);
 	if (sample.length === 0) return false;
+	// A native search for NUL, then an indexed loop: an iterator over every byte of every file a
+	// patch touches showed up in its profile.
+	if (sample.indexOf(0) !== -1) return true;
 	let control = 0;
-	for (const byte of sample) {
-		if (byte === 0) return true;
+	for (let index = 0; index < sample.length; index++) {
+		const byte = sample[index];
 		// Tab, line feed, form feed, carriage return and escape are ordinary in text files.
 		if (byte < 0x20 && byte !== 0x09 && byte !== 0x0a && byte !== 0x0c && byte !== 0x0d && byte !== 0x1b) control++;
 	}

@@ -41,6 +41,9 @@ export interface CustomToolsProvider extends McpServerDefinitionProvider, vscode
 	reload(): Promise<void>;
 }
 
+/** How often the definitions are read again besides the file watcher's events (a few small files). */
+const RELOAD_INTERVAL_MS = 5000;
+
 /** The provider alone, for the extension to register and for tests to ask. */
 export function createCustomToolsProvider(options: CustomToolsOptions): CustomToolsProvider {
 	const changed = new vscode.EventEmitter<void>();
@@ -54,9 +57,13 @@ export function createCustomToolsProvider(options: CustomToolsOptions): CustomTo
 	// A failed read (a workspace that cannot be opened) is logged and tried again on the next change.
 	const reloadLogged = () => (loaded = reload().catch(error => options.log.error(`Custom tools: ${(error as Error).message}`)));
 	const watcher = vscode.workspace.createFileSystemWatcher(`**/${DEFINITIONS_FOLDER}/*`);
+	// File watchers can miss or delay events (a busy machine, a `files.watcherExclude` covering the
+	// folder): a light re-read, once the definitions were first asked for, catches what they miss.
+	const poll = setInterval(() => loaded && reloadLogged(), RELOAD_INTERVAL_MS);
 	const subscriptions: vscode.Disposable[] = [
 		changed,
 		watcher,
+		{ dispose: () => clearInterval(poll) },
 		watcher.onDidCreate(reloadLogged),
 		watcher.onDidChange(reloadLogged),
 		watcher.onDidDelete(reloadLogged),

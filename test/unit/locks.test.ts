@@ -1,0 +1,116 @@
+import * as assert from 'node:assert/strict';
+import { planWithFileLocks, withFileLocks } from '../../src/core/changes/locks';
+import { createChangeState, isPending, PendingCall, ToolContext } from '../../src/core/context';
+import { resultText, textResult, ToolResult } from '../../src/core/results/result';
+
+/**
+ * The file locks a planned call holds: until its commit or release when it is pending, never
+ * past a plain result or a failure, and never against itself when its commit locks again.
+ */
+const tick = () => new Promise(resolve => setTimeout(resolve, 5));
+const request = { kind: 'call', title: 'x' } as unknown as PendingCall['request'];
+const anyCtx = {} as ToolContext;
+
+/** A pending call whose commit runs `work` under locks of its own on `paths` (as the change pipeline does). */
+function pendingOn(state: ReturnType<typeof createChangeState>, paths: string[], work: () => Promise<void> = async () => undefined, released?: string[]): PendingCall {
+	return {
+		pending: true,
+		request,
+		commit: () => withFileLocks(state, paths, async () => {
+			await work();
+			return textResult('committed');
+		}),
+		release: () => released?.push('planned'),
+	};
+}
+
+/** Whether another call on `paths` gets its lock before `ms` pass. */
+async function lockFreeWithin(state: ReturnType<typeof createChangeState>, paths: string[], ms = 40): Promise<boolean> {
+	let got = false;
+	const attempt = withFileLocks(state, paths, async () => { got = true; });
+	await new Promise(resolve => setTimeout(resolve, ms));
+	const free = got;
+	await attempt.catch(() => undefined);
+	return free;
+}
+
+describe('planWithFileLocks', () => {
+	it('keeps a pending call\'s locks until it is committed, and lets go after', async () => {
+		const state = createChangeState();
+		const planned = await planWithFileLocks(state, ['/w/a'], async () => pendingOn(state, ['/w/a']));
+		assert.ok(isPending(planned));
+		assert.equal(state.fileLocks.size, 1, 'the plan holds its lock');
+		// The commit locks the same path again without waiting on itself (or this would hang).
+		const result = await planned.commit(anyCtx, false);
+		assert.equal(resultText(result as ToolResult), 'committed');
+		assert.equal(state.fileLocks.size, 0);
+		assert.equal(await lockFreeWithin(state, ['/w/a']), true);
+	});
+
+	it('lets a waiting call in only after the commit, not while the plan waits', async () => {
+		const state = createChangeState();
+		const log: string[] = [];
+		const planned = await planWithFileLocks(state, ['/w/a', '/w/b'], async () => pendingOn(state, ['/w/a', '/w/b'], async () => { log.push('commit'); }));
+		assert.ok(isPending(planned));
+		const other = withFileLocks(state, ['/w/b'], async () => { log.push('other'); });
+		await tick();
+		assert.deepEqual(log, [], 'the other call waits for the planned one');
+		await planned.commit(anyCtx, false);
+		await other;
+		assert.deepEqual(log, ['commit', 'other']);
+	});
+
+	it('lets go of the locks when released, telling the plan, and a later commit locks again', async () => {
+		const state = createChangeState();
+		const released: string[] = [];
+		const log: string[] = [];
+		const planned = await planWithFileLocks(state, ['/w/a'], async () => pendingOn(state, ['/w/a'], async () => { log.push('commit'); }, released));
+		assert.ok(isPending(planned));
+		planned.release!();
+		planned.release!();
+		assert.deepEqual(released, ['planned', 'planned'], 'the plan hears of each release (it must tolerate twice)');
+		assert.equal(state.fileLocks.size, 0);
+		// Someone else takes the file while the person decides: the commit waits for them.
+		let finishOther!: () => void;
+		const other = withFileLocks(state, ['/w/a'], () => new Promise<void>(resolve => { finishOther = () => { log.push('other'); resolve(); }; }));
+		await tick();
+		const committing = planned.commit(anyCtx, true);
+		await tick();
+		assert.deepEqual(log, [], 'the commit waits for the call that holds the file now');
+		finishOther();
+		await Promise.all([other, committing]);
+		assert.deepEqual(log, ['other', 'commit']);
+	});
+
+	it('lets go at once of a plain result and of a failure', async () => {
+		const state = createChangeState();
+		const plain = await planWithFileLocks(state, ['/w/a'], async () => textResult('nothing to change'));
+		assert.ok(!isPending(plain));
+		assert.equal(state.fileLocks.size, 0);
+		await assert.rejects(planWithFileLocks(state, ['/w/a'], async () => { throw new Error('bad input'); }), /bad input/);
+		assert.equal(state.fileLocks.size, 0);
+		assert.equal(await lockFreeWithin(state, ['/w/a']), true);
+	});
+
+	it('lets go after a commit that fails', async () => {
+		const state = createChangeState();
+		const planned = await planWithFileLocks(state, ['/w/a'], async () => pendingOn(state, ['/w/a'], async () => { throw new Error('disk full'); }));
+		assert.ok(isPending(planned));
+		await assert.rejects(planned.commit(anyCtx, false), /disk full/);
+		assert.equal(state.fileLocks.size, 0);
+	});
+
+	it('takes each path once, however it is spelled', async () => {
+		const state = createChangeState();
+		const done = await withFileLocks(state, ['/w/a', '/w/./a', '/w/x/../a'], async () => state.fileLocks.size);
+		assert.equal(done, 1);
+	});
+
+	it('holds only the calls on the same paths: a commit on other files does not wait', async () => {
+		const state = createChangeState();
+		const planned = await planWithFileLocks(state, ['/w/a'], async () => pendingOn(state, ['/w/a']));
+		assert.equal(await lockFreeWithin(state, ['/w/b']), true);
+		assert.ok(isPending(planned));
+		planned.release!();
+	});
+});

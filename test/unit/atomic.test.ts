@@ -6,7 +6,7 @@ import { applyChangesAtomically, isAtomicTemp, removeDeadTemps, writeFileAtomic 
 import { listBackups, restoreChanges, backupOriginals } from '../../src/core/changes/backups';
 import type { FileChange } from '../../src/core/context';
 import { fileDiff, unifiedDiff } from '../../src/core/changes/diff';
-import { makeTree } from './helpers';
+import { fileChange, makeTree } from './helpers';
 
 const bytes = (text: string) => new Uint8Array(Buffer.from(text));
 
@@ -72,13 +72,7 @@ describe('applyChangesAtomically', () => {
 	beforeEach(() => { tree = makeTree({ 'keep.txt': 'keep\n', 'mod.txt': 'before\n', 'del.txt': 'delete me\n', 'move.txt': 'moving\n' }); });
 	afterEach(() => tree.cleanup());
 
-	const change = (rel: string, before: string | null, after: string | null, movedTo?: string): FileChange => ({
-		path: tree.file(rel),
-		displayPath: rel,
-		before: before === null ? null : bytes(before),
-		after: after === null ? null : bytes(after),
-		...(movedTo ? { movedTo: { path: tree.file(movedTo), displayPath: movedTo } } : {}),
-	});
+	const change = (rel: string, before: string | null, after: string | null, movedTo?: string) => fileChange(tree, rel, before, after, movedTo);
 
 	it('creates (with folders), modifies, deletes and moves', async () => {
 		await applyChangesAtomically([

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import { applyChangesAtomically, isAtomicTemp, removeDeadTemps, writeFileAtomic } from '../../src/core/files/atomic';
 import type { FileChange } from '../../src/core/context';
 import { CancelledError, ToolError } from '../../src/core/results/errors';
-import { makeTree } from './helpers';
+import { fileChange, makeTree } from './helpers';
 
 const bytes = (text: string) => new Uint8Array(Buffer.from(text));
 const modeOf = (file: string) => fs.statSync(file).mode & 0o777;
@@ -64,13 +64,7 @@ describe('atomic writes: the edges', () => {
 
 describe('applyChangesAtomically: the edges', () => {
 	let tree: ReturnType<typeof makeTree>;
-	const change = (rel: string, before: string | null, after: string | null, movedTo?: string): FileChange => ({
-		path: tree.file(rel),
-		displayPath: rel,
-		before: before === null ? null : bytes(before),
-		after: after === null ? null : bytes(after),
-		...(movedTo ? { movedTo: { path: tree.file(movedTo), displayPath: movedTo } } : {}),
-	});
+	const change = (rel: string, before: string | null, after: string | null, movedTo?: string) => fileChange(tree, rel, before, after, movedTo);
 	const read = (rel: string) => fs.readFileSync(tree.file(rel), 'utf8');
 	const failAt = (failing: number, sabotage: () => void = () => undefined) => ({
 		beforeCommit: (_change: FileChange, index: number) => {

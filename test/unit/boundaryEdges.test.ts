@@ -1,10 +1,10 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { Access, Boundary, BoundaryOptions } from '../../src/core/policy/boundary';
 import { BoundaryError } from '../../src/core/results/errors';
 import { toPosix } from '../../src/core/files/paths';
+import { makeTree } from './helpers';
 
 /**
  * The boundary's messages, multi-root and read-only rules at their edges:
@@ -12,6 +12,7 @@ import { toPosix } from '../../src/core/files/paths';
  *   two/b.ts, shared/doc.md, shared/escape -> ../outside/secret.txt, sharedAlias -> shared
  */
 describe('boundary: messages, nesting and read-only roots', () => {
+	let tree: ReturnType<typeof makeTree>;
 	let tmp: string;
 	let ws: string;
 	let two: string;
@@ -19,18 +20,15 @@ describe('boundary: messages, nesting and read-only roots', () => {
 	let outside: string;
 
 	before(() => {
-		tmp = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'tb-edges-')));
+		tree = makeTree({ 'ws/src/a.ts': 'a', 'two/b.ts': 'b', 'shared/doc.md': 'd', 'outside/secret.txt': 's' });
+		tmp = tree.root;
 		[ws, two, shared, outside] = ['ws', 'two', 'shared', 'outside'].map(name => path.join(tmp, name));
-		for (const [file, content] of Object.entries({ 'ws/src/a.ts': 'a', 'two/b.ts': 'b', 'shared/doc.md': 'd', 'outside/secret.txt': 's' })) {
-			fs.mkdirSync(path.dirname(path.join(tmp, file)), { recursive: true });
-			fs.writeFileSync(path.join(tmp, file), content);
-		}
 		fs.symlinkSync('shared', path.join(tmp, 'sharedAlias'));
 		fs.symlinkSync('../shared/doc.md', path.join(ws, 'sharedLink'));
 		fs.symlinkSync('missing.txt', path.join(ws, 'danglingInside'));
 		fs.symlinkSync('../outside/secret.txt', path.join(shared, 'escape'));
 	});
-	after(() => fs.rmSync(tmp, { recursive: true, force: true }));
+	after(() => tree.cleanup());
 
 	const boundary = (overrides: Partial<BoundaryOptions> = {}) => Boundary.create({
 		roots: [{ name: 'one', path: ws }], fileAccess: 'workspace', additionalReadPaths: [], protectedPaths: [], ...overrides,

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { ApprovalRequest } from '../../src/core/context';
+import type { ApprovalRequest, FileChange } from '../../src/core/context';
 import { createNodeEnvironment, NodeEnvironmentOptions } from '../../src/core/nodeHost';
 import { resultText, ToolResult } from '../../src/core/results/result';
 import { ALL_TOOLS, InvokeOptions, ToolRegistry } from '../../src/tools';
@@ -21,6 +21,17 @@ export function makeTree(files: Record<string, string | Uint8Array> = {}, parent
 			fs.rmSync(root, { recursive: true, force: true });
 		},
 		file: rel => path.join(root, rel),
+	};
+}
+
+/** A change of `rel` in a tree as the change pipeline takes it (null: the file does not exist before / after). */
+export function fileChange(tree: { file(rel: string): string }, rel: string, before: string | null, after: string | null, movedTo?: string): FileChange {
+	return {
+		path: tree.file(rel),
+		displayPath: rel,
+		before: before === null ? null : new Uint8Array(Buffer.from(before)),
+		after: after === null ? null : new Uint8Array(Buffer.from(after)),
+		...(movedTo ? { movedTo: { path: tree.file(movedTo), displayPath: movedTo } } : {}),
 	};
 }
 

@@ -13,7 +13,7 @@ import { createNodeEnvironment } from '../../src/core/nodeHost';
 import { resultText, textResult } from '../../src/core/results/result';
 import { ToolRegistry } from '../../src/tools/registry';
 import { defineTool } from '../../src/tools/tool';
-import { makeHarness, makeTree } from './helpers';
+import { fileChange, makeHarness, makeTree } from './helpers';
 
 const tick = () => new Promise(resolve => setTimeout(resolve, 5));
 
@@ -250,10 +250,7 @@ describe('the change pipeline, planned and committed', () => {
 		});
 		return new ToolRegistry([tool], createNodeEnvironment({ roots: [tree.root], confirm: async () => true, ...options }));
 	}
-	const change = (rel: string, before: string | null, after: string | null, movedTo?: string): FileChange => ({
-		path: tree.file(rel), displayPath: rel, before: before === null ? null : Buffer.from(before), after: after === null ? null : Buffer.from(after),
-		...(movedTo ? { movedTo: { path: tree.file(movedTo), displayPath: movedTo } } : {}),
-	});
+	const change = (rel: string, before: string | null, after: string | null, movedTo?: string) => fileChange(tree, rel, before, after, movedTo);
 
 	it('refuses what changed on disk while the change was prepared: a new file that appeared, a file that went, a move target that appeared', async () => {
 		const created = await committing(() => [change('new.txt', null, 'mine\n')], () => fs.writeFileSync(tree.file('new.txt'), 'theirs\n')).invoke('commit_these', {});

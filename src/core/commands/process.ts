@@ -86,6 +86,22 @@ export function commandLaunch(options: { command: string; cwd: string; env?: Rea
 }
 
 /**
+ * Starts a command's shell with pipes for its three streams. On POSIX it gets a new session and
+ * process group: signals reach the whole tree, and with no controlling terminal a password prompt
+ * on /dev/tty fails instead of hanging.
+ */
+export function spawnLaunch(launch: Launch, cwd: string): ChildProcess {
+	return spawn(launch.file, launch.args, {
+		cwd,
+		env: launch.env,
+		stdio: ['pipe', 'pipe', 'pipe'],
+		detached: process.platform !== 'win32',
+		windowsHide: true,
+		windowsVerbatimArguments: launch.windowsVerbatimArguments,
+	});
+}
+
+/**
  * The environment of a command: ours, then COMMAND_ENV, then what the caller asked for (which wins).
  * ELECTRON_RUN_AS_NODE is dropped: inherited from the extension host it would turn any Electron
  * program the command starts (VS Code's own `code` included) into plain Node.
@@ -254,16 +270,7 @@ export async function runProcess(options: RunOptions): Promise<RunResult> {
 	const shell = commandLaunch(options);
 	const logBase = options.logDir ? path.join(options.logDir, logName(started)) : undefined;
 	if (options.logDir) await fs.promises.mkdir(options.logDir, { recursive: true, mode: 0o700 });
-	const child = spawn(shell.file, shell.args, {
-		cwd: options.cwd,
-		env: shell.env,
-		stdio: ['pipe', 'pipe', 'pipe'],
-		// A new session and process group on POSIX: signals reach the whole tree, and the command has
-		// no controlling terminal, so a password prompt on /dev/tty fails instead of hanging.
-		detached: process.platform !== 'win32',
-		windowsHide: true,
-		windowsVerbatimArguments: shell.windowsVerbatimArguments,
-	});
+	const child = spawnLaunch(shell, options.cwd);
 	const stdout = new StreamSink(child.stdout!, options.maxOutputBytes, logBase && `${logBase}.stdout.log`);
 	const stderr = new StreamSink(child.stderr!, options.maxOutputBytes, logBase && `${logBase}.stderr.log`);
 	feedStdin(child, options.stdin);

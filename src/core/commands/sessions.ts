@@ -1,8 +1,7 @@
-import { spawn } from 'node:child_process';
 import * as os from 'node:os';
 import type { IPty } from '@lydell/node-pty';
 import { cleanTerminalText } from './ansi';
-import { commandLaunch, DRAIN_MS, groupAlive, signalGroup, terminateGroup } from './process';
+import { commandLaunch, DRAIN_MS, spawnLaunch, groupAlive, signalGroup, terminateGroup } from './process';
 import type { Sandbox } from '../sandbox/runtime';
 import { HeadTailBuffer, TruncationInfo } from '../results/truncate';
 
@@ -268,14 +267,7 @@ function ptyBackend(options: StartOptions, events: BackendEvents): Backend {
 
 function pipeBackend(options: StartOptions, events: BackendEvents): Backend {
 	const shell = commandLaunch(options);
-	const child = spawn(shell.file, shell.args, {
-		cwd: options.cwd,
-		env: shell.env,
-		stdio: ['pipe', 'pipe', 'pipe'],
-		detached: process.platform !== 'win32',
-		windowsHide: true,
-		windowsVerbatimArguments: shell.windowsVerbatimArguments,
-	});
+	const child = spawnLaunch(shell, options.cwd);
 	const streams = [child.stdout!, child.stderr!];
 	for (const stream of streams) {
 		stream.setEncoding('utf8');

@@ -5,6 +5,7 @@ import { CallToolRequestSchema, CallToolResult, ListToolsRequestSchema, Tool } f
 import { confirmationDiff, confirmationTitle, describeRequest } from '../core/policy/approval';
 import type { ApprovalRequest } from '../core/context';
 import { ToolError } from '../core/results/errors';
+import { decideSandbox } from '../core/sandbox/runtime';
 import { createNodeEnvironment } from '../core/nodeHost';
 import type { ToolResult } from '../core/results/result';
 import type { Approval, SettingsOverrides } from '../core/policy/settings';
@@ -77,10 +78,11 @@ export function createMcpServer(options: McpOptions): { server: Server; dispose(
 		} catch {
 			// The workspace cannot be opened: the built-in tools are listed, and each call says why it fails.
 			workspace = undefined;
-			return { tools: descriptions.map(toMcpTool) };
+			return { tools: descriptions.map(tool => toMcpTool(tool)) };
 		}
 		await refreshCustomTools(opened);
-		return { tools: opened.registry.listDefinitions().map(toMcpTool) };
+		const closed = await commandsStayInside(opened.env);
+		return { tools: opened.registry.listDefinitions().map(tool => toMcpTool(tool, closed)) };
 	});
 	server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
 		const progressToken = request.params._meta?.progressToken;
@@ -196,7 +198,19 @@ function startProgress(send: (message: string) => Promise<unknown>): { finish():
 	};
 }
 
-export function toMcpTool(tool: ToolDescription): Tool {
+/**
+ * Whether a command (a custom tool's script included) runs in a sandbox with the network off: it
+ * then reaches nothing beyond the workspace, and clients need not put its results to review.
+ */
+async function commandsStayInside(env: Workspace['env']): Promise<boolean> {
+	const { sandbox } = env.settings();
+	if (sandbox.network !== 'off') return false;
+	const decision = await decideSandbox(sandbox, env.host.sandbox).catch(() => undefined);
+	return decision !== undefined && decision.kind !== 'none';
+}
+
+/** `commandsStayInside`: commands run sandboxed with the network off (see above). */
+export function toMcpTool(tool: ToolDescription, commandsStayInside = false): Tool {
 	const runsCommands = tool.group === 'commands';
 	// The plan tools change only the plan, never a file of the workspace.
 	const changesWorkspace = tool.mutating && tool.group !== 'plan';
@@ -209,7 +223,8 @@ export function toMcpTool(tool: ToolDescription): Tool {
 			readOnlyHint: !tool.mutating,
 			destructiveHint: changesWorkspace,
 			idempotentHint: !tool.mutating || tool.name === 'write_file',
-			openWorldHint: runsCommands,
+			// A command may reach the network or files outside, unless the sandbox keeps it in.
+			openWorldHint: runsCommands && !commandsStayInside,
 		},
 	};
 }

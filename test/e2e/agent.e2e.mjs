@@ -226,10 +226,10 @@ export const steps = [
 		for (const file of new Set([outside, named ?? outside])) assert.equal(fs.existsSync(file), false, `${file} was written: the command did not run in the sandbox`);
 	}],
 
-	['a custom tool (demo/\'s word_count) reaches the model through the MCP server Toolbelt offers, and runs', async ({ page }) => {
+	['a custom tool (demo/\'s word_count) reaches the model through the MCP server Toolbelt offers, and runs', async ({ page, screenshot }) => {
 		await play(page, 'custom-tool');
-		// word_count is read-only, so VS Code runs it unasked; a custom tool may reach outside (its
-		// openWorldHint), so VS Code puts its result to the person before the model sees it.
+		// word_count is read-only, so VS Code runs it unasked. Sandboxed with the network off it is not
+		// open-world, so VS Code need not put its result to review; with the network on it would.
 		const review = page.locator('.interactive-session .monaco-button:visible', { hasText: 'Allow Without Review in this Session' }).first();
 		await expectShown(review.or(page.getByText('Scenario custom-tool: the tools returned')).first(), 'chat\'s review of the custom tool\'s result, or the answer');
 		if (await review.count()) {
@@ -241,6 +241,7 @@ export const steps = [
 		const [result] = await toolResults(page, 'custom-tool');
 		assert.equal(result.name, 'mcp_toolbelt_word_count');
 		assert.equal(result.text, 'notes.txt: 3 lines, 3 words, 14 characters');
+		await screenshot('agent-custom-tool');
 	}],
 
 	['apply_patch over two files, confirmed, then undone with one Undo', async ({ page, folder }) => {

@@ -81,8 +81,20 @@ describe('MCP server (stdio, official SDK client)', function () {
 		assert.equal(byName.get('read_file')?.annotations?.readOnlyHint, true);
 		assert.equal(byName.get('read_file')?.inputSchema.type, 'object');
 		assert.equal(byName.get('write_file')?.annotations?.destructiveHint, true);
-		assert.equal(byName.get('run_command')?.annotations?.openWorldHint, true);
+		// Sandboxed with the network off (the defaults, bwrap here), a command reaches nothing outside.
+		assert.equal(byName.get('run_command')?.annotations?.openWorldHint, false);
 		assert.equal(byName.has('go_to_definition'), false, 'tools that need VS Code are not offered');
+	});
+
+	it('marks commands open-world when they may reach the network or run unsandboxed', async () => {
+		for (const sandbox of [{ network: 'on' }, { mode: 'off' }]) {
+			connection = await connect(tree.root, ['--settings', JSON.stringify({ sandbox })]);
+			const { tools } = await connection.client.listTools();
+			assert.equal(tools.find(tool => tool.name === 'run_command')?.annotations?.openWorldHint, true, JSON.stringify(sandbox));
+			assert.equal(tools.find(tool => tool.name === 'read_file')?.annotations?.openWorldHint, false);
+			await connection.client.close();
+			connection = undefined;
+		}
 	});
 
 	it('reads a file, refuses an escape with our message, and names the invalid field', async () => {

@@ -201,7 +201,7 @@ describe('boundary', () => {
 		it('refuses a symlinked file that points outside', async () => {
 			const b = await boundary();
 			const error = await refused(b, 'outsideFile', 'read', 'symlink_escape');
-			assert.ok(error.message.includes(path.join(outside, 'secret.txt')));
+			assert.ok(error.message.startsWith(`"outsideFile" goes through a symlink to ${path.join(outside, 'secret.txt')}, outside the workspace (rule: symlink_escape).`), error.message);
 			await refused(b, path.join(ws, 'outsideFile'), 'write', 'symlink_escape');
 		});
 
@@ -225,7 +225,7 @@ describe('boundary', () => {
 
 		it('reports a symlink loop as an error, not a hang', async () => {
 			const b = await boundary();
-			await assert.rejects(b.resolve('loopA', 'read'), (error: unknown) => error instanceof ToolError && /too many symlinks/.test(error.message));
+			await assert.rejects(b.resolve('loopA', 'read'), (error: unknown) => error instanceof ToolError && error.code === 'io' && /too many symlinks/.test(error.message));
 		});
 
 		it('works when the folder itself is opened through a symlink', async () => {

@@ -191,7 +191,7 @@ export class Boundary {
 	private checkRealOutside(input: string, absolute: string, real: string, access: Access): void {
 		if (this.unrestricted) return;
 		if (this.extras.some(extra => contains(extra.real, real) || contains(extra.path, real))) {
-			if (access === 'write') throw readOnly(input, real === absolute ? undefined : real);
+			if (access === 'write') throw readOnly(input, real);
 			return;
 		}
 		const where = this.rootPlaceOf(absolute) ? 'outside the workspace' : 'outside the read-only folder it is in';
@@ -256,6 +256,7 @@ export class Boundary {
 			inside = true;
 			if (this.protectedMatchers[index].some(matches => matches(toPosix(relative)))) return true;
 		}
+		// Stryker disable next-line Regex: a drive letter, or slashes left after path.normalize, occur only on Windows.
 		const whole = toPosix(absolute).replace(/^([a-zA-Z]:)?\/+/, '');
 		return !inside && this.outsideMatchers.some(matches => matches(whole));
 	}
@@ -304,7 +305,7 @@ function quote(input: string): string {
 }
 
 function absoluteExtras(paths: readonly string[]): string[] {
-	return paths.filter(extra => extra !== '' && path.isAbsolute(extra)).map(extra => path.resolve(extra));
+	return paths.filter(extra => path.isAbsolute(extra)).map(extra => path.resolve(extra));
 }
 
 function containsEither(place: Place, absolute: string): boolean {

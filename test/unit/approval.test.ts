@@ -10,9 +10,10 @@ const command = (unsandboxed?: { justification: string }): ApprovalRequest => ({
 const call: ApprovalRequest = { kind: 'call', title: 'Run read_file: Reading a.txt', detail: '{\n  "path": "a.txt"\n}' };
 
 describe('approval rules', () => {
-	it('asks per policy: never nothing, mutating for changes and commands, always everything', () => {
-		const table = (['never', 'mutating', 'always'] as const).map(policy => [files(), command(), call].map(request => needsApproval(request, settings(policy))));
-		assert.deepEqual(table, [[false, false, false], [true, true, false], [true, true, true]]);
+	it('asks per policy: never nothing, edits for changes and unsandboxed commands, mutating for changes and commands, always everything', () => {
+		const sandboxed: ApprovalRequest = { ...command(), sandboxed: true } as ApprovalRequest;
+		const table = (['never', 'edits', 'mutating', 'always'] as const).map(policy => [files(), command(), sandboxed, call].map(request => needsApproval(request, settings(policy))));
+		assert.deepEqual(table, [[false, false, false, false], [true, true, false, false], [true, true, true, false], [true, true, true, true]]);
 	});
 
 	it('always asks for protected paths and for commands outside the sandbox, whatever the policy', () => {
@@ -34,6 +35,11 @@ describe('approval rules', () => {
 		assert.equal(describeRequest(files(), 'markdown', '-one\n+two\n'), '```diff\n-one\n+two\n```');
 		assert.equal(describeRequest(files(['.env']), 'markdown'), 'Protected path: .env');
 		assert.equal(describeRequest(files(['.env', '.git/config']), 'markdown'), 'Protected paths: .env, .git/config');
+		assert.equal(describeRequest(files(['.env']), 'markdown', '-one\n+two\n'), 'Protected path: .env\n\n```diff\n-one\n+two\n```');
+		assert.equal(
+			describeRequest({ ...command(), sandboxed: true } as ApprovalRequest, 'markdown'),
+			'```sh\nmake test\n```\n\nin /w\n\nIn the sandbox: it can change only the workspace (not its protected paths) and its own temp folder.',
+		);
 	});
 
 	it('gives the diff of a change whole, or its head with a marker pointing at the diff editor', () => {

@@ -19,6 +19,9 @@ describe('what a confirmation says', () => {
 		assert.equal(confirmationTitle({ ...command, title: 'Sending input to session 3 (bash)' }), 'Send input to session 3 (bash)?');
 		assert.equal(confirmationTitle(edit), 'Overwrite README.md?');
 		assert.equal(confirmationTitle({ kind: 'call', title: 'Run read_file: Reading a.txt', detail: '{}' }), 'Run read_file: Reading a.txt?');
+		assert.equal(confirmationTitle({ ...command, title: 'Running custom tool lint' }), 'Run custom tool lint?');
+		assert.equal(confirmationTitle({ kind: 'call', title: 'Reading the output of session 2', detail: '{}' }), 'Read the output of session 2?');
+		assert.equal(confirmationTitle({ ...edit, title: 'Delete old.txt.' }), 'Delete old.txt?', 'a title\'s own full stop gives way to the question mark');
 	});
 
 	it('reads as plain text in a modal: no fences, no repeated title', () => {

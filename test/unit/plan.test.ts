@@ -1,10 +1,12 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { Boundary } from '../../src/core/policy/boundary';
 import {
 	brokenCopyPath, countTasks, describeProblem, nextTask, parsePlan, planChanges, readPlanFile, renderPlan, serializePlan, summarize, withStatus,
 } from '../../src/core/plan/planDocument';
 import { makeTree } from './helpers';
+import { MemoryFileSystem } from './support/memoryFileSystem';
 
 const PLAN = {
 	version: 1,
@@ -74,6 +76,13 @@ describe('plan document', () => {
 			for (const text of ['null', '"tasks"', '5']) assert.deepEqual(parsePlan(text), { problem: 'it must hold a JSON object with a "tasks" array' }, text);
 		});
 
+		it('takes only the known task fields, and details up to their limit', () => {
+			const task = { title: 't', status: 'pending' };
+			assert.deepEqual(parsePlan(JSON.stringify({ tasks: [{ ...task, owner: 'me' }] })), { problem: 'it does not match the plan format (tasks[0].owner: is not a known field; remove it (check the spelling against the schema))' });
+			assert.ok('plan' in parsePlan(JSON.stringify({ tasks: [{ ...task, details: 'd'.repeat(2000) }] })));
+			assert.deepEqual(parsePlan(JSON.stringify({ tasks: [{ ...task, details: 'd'.repeat(2001) }] })), { problem: 'it does not match the plan format (tasks[0].details: must be at most 2000 characters)' });
+		});
+
 		it('names at most five problems', () => {
 			const parsed = parsePlan(JSON.stringify({ tasks: Array.from({ length: 7 }, () => ({ title: '', status: 'pending' })) }));
 			assert.ok('problem' in parsed);
@@ -116,6 +125,13 @@ describe('plan document', () => {
 			assert.equal(nextTask({ tasks: [{ title: 'x', status: 'in_progress' }] })?.number, 1);
 			assert.equal(nextTask({ tasks: [{ title: 'x', status: 'pending' }] })?.number, 1);
 			assert.equal(renderPlan({ tasks: [{ title: '\n  lead\n trail  \n', status: 'pending' }] }, { abridged: true }), '1. [ ] lead trail');
+		});
+
+		it('changes the status of the one task named by its number', () => {
+			const parsed = parsePlan(JSON.stringify(PLAN));
+			assert.ok('plan' in parsed);
+			assert.deepEqual(withStatus(parsed.plan, 2, 'completed').tasks, [PLAN.tasks[0], { ...PLAN.tasks[1], status: 'completed' }, PLAN.tasks[2]]);
+			assert.equal(parsed.plan.tasks[1].status, 'in_progress', 'the plan it was given is left as it was');
 		});
 
 		it('finds the task in progress first, then the first pending one', () => {
@@ -194,6 +210,30 @@ describe('plan document', () => {
 			} finally {
 				tree.cleanup();
 			}
+		});
+
+		it('reads a plan whose path the caller resolved, and one kept in a read-only folder', async () => {
+			const tree = makeTree({ 'ws/.toolbelt/plan.json': JSON.stringify(PLAN), 'shared/plan.json': JSON.stringify(PLAN) });
+			try {
+				const boundary = await Boundary.create({ roots: [{ name: 'ws', path: tree.file('ws') }], fileAccess: 'workspace', additionalReadPaths: [tree.file('shared')], protectedPaths: [] });
+				const resolved = await boundary.resolve('.toolbelt/plan.json', 'write');
+				assert.equal((await readPlanFile(boundary, resolved, 'write')).plan.tasks.length, 3);
+				assert.equal((await readPlanFile(boundary, tree.file('shared/plan.json'))).plan.tasks.length, 3);
+			} finally {
+				tree.cleanup();
+			}
+		});
+
+		it('reads the plan of a virtual workspace through its file system', async () => {
+			const memory = new MemoryFileSystem('memfs', { '/ws/.toolbelt/plan.json': JSON.stringify(PLAN), '/ws/folder/plan.json/inner.txt': 'x' });
+			const boundary = await Boundary.create({ roots: [{ name: 'ws', path: '/ws' }], fileAccess: 'workspace', additionalReadPaths: [], protectedPaths: [], fileSystem: memory });
+			const state = await readPlanFile(boundary, '.toolbelt/plan.json');
+			const stat = await memory.stat('/ws/.toolbelt/plan.json');
+			assert.deepEqual([state.exists, state.plan.tasks.length, state.version], [true, 3, { mtimeMs: stat.mtimeMs, size: stat.size }]);
+			const missing = await readPlanFile(boundary, 'none/plan.json');
+			assert.deepEqual([missing.exists, missing.bytes, missing.problem, missing.display], [false, null, undefined, 'none/plan.json']);
+			const folder = await readPlanFile(boundary, 'folder/plan.json');
+			assert.deepEqual([folder.exists, folder.problem, folder.absolute], [true, 'it is not a regular file', path.posix.join('/ws', 'folder/plan.json')]);
 		});
 
 		it('refuses a plan file setting that leaves the workspace', async () => {

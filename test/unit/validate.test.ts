@@ -2,6 +2,7 @@ import * as assert from 'node:assert/strict';
 import { Type } from '@sinclair/typebox';
 import { stringEnum } from '../../src/core/schema/stringEnum';
 import { validateInput } from '../../src/core/schema/validate';
+import { toValidatingSchema } from '../../src/tools/custom/jsonSchema';
 
 /** Every kind of mistake validateInput words differently, one field each. */
 const schema = Type.Object({
@@ -68,6 +69,17 @@ describe('validateInput', () => {
 		assert.equal(value([1]), 'expected an integer, got an array');
 		assert.equal(value({}), 'expected an integer, got an object');
 		assert.equal(value(false), 'expected an integer, got boolean false');
+	});
+
+	it('words a pattern, a custom tool\'s list of types, and a union by its kind', () => {
+		assert.deepEqual(validateInput(Type.Object({ id: Type.String({ pattern: '^[a-z]+$' }) }), { id: 'A1' }), [{ path: '/id', message: 'expected text matching /^[a-z]+$/, got the string "A1"' }]);
+		const custom = toValidatingSchema({ type: 'object', properties: { v: { type: ['string', 'null'] }, w: { type: ['integer', 'string'] } } });
+		assert.ok('schema' in custom);
+		assert.deepEqual(validateInput(custom.schema, { v: 1, w: true }), [
+			{ path: '/v', message: 'expected a string or null, got number 1' },
+			{ path: '/w', message: 'expected an integer or a string, got boolean true' },
+		]);
+		assert.deepEqual(validateInput(Type.Object({ u: Type.Union([Type.String(), Type.Number()]) }), { u: true }), [{ path: '/u', message: 'expected union, got boolean true' }]);
 	});
 
 	it('refuses input that is not a JSON object as a whole', () => {

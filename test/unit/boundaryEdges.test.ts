@@ -225,6 +225,10 @@ describe('boundary: messages, nesting and read-only roots', () => {
 		assert.deepEqual([fresh.real, fresh.exists], [path.join(ws, 'src', 'a.ts'), false], 'on disk it exists, not here');
 		assert.equal((await b.resolve('.GIT/config', 'write')).isProtected, false, 'names are matched case-sensitively');
 		assert.equal((await b.resolve('.git/config', 'write')).isProtected, true);
+		// A folder's path that is a symlink on this disk means nothing to the virtual workspace either.
+		const alias = path.join(tmp, 'sharedAlias');
+		const aliased = await boundary({ roots: [{ name: 'v', path: alias }], fileSystem: new MemoryFileSystem('memfs', { [`${alias}/doc.md`]: 'd' }) });
+		assert.deepEqual(await aliased.resolve('doc.md', 'write').then(r => [r.real, r.exists]), [path.join(alias, 'doc.md'), true]);
 	});
 
 	describe('real paths', () => {
@@ -245,7 +249,7 @@ describe('boundary: messages, nesting and read-only roots', () => {
 		before(function () {
 			if (process.platform !== 'linux') this.skip();
 			probe = path.join(tmp, 'probe');
-			for (const folder of ['Folded/123', 'Strict/456', 'sTRICT']) fs.mkdirSync(path.join(probe, folder), { recursive: true });
+			for (const folder of ['Folded/123', 'Strict/456', 'sTRICT', 'Lone']) fs.mkdirSync(path.join(probe, folder), { recursive: true });
 			fs.symlinkSync('Folded', path.join(probe, 'fOLDED'));
 		});
 
@@ -253,6 +257,7 @@ describe('boundary: messages, nesting and read-only roots', () => {
 			assert.equal(await probeCaseInsensitive(path.join(probe, 'Folded')), true);
 			assert.equal(await probeCaseInsensitive(path.join(probe, 'Strict')), false, 'another folder under the flipped name');
 			assert.equal(await probeCaseInsensitive(path.join(probe, 'Nothing')), false, 'a folder that is not there: the platform\'s rule');
+			assert.equal(await probeCaseInsensitive(path.join(probe, 'lONE')), false, 'even when its flipped name is');
 		});
 
 		it('asks the parent for a name without letters', async () => {

@@ -128,6 +128,8 @@ describe('ToolRegistry: what a call is told, what it reports, which tools it lis
 	/** What the next `exits` call returns as its metadata; what `late` waits for before planning. */
 	let metadata: Partial<ResultMetadata>;
 	let planLate: Promise<void>;
+	/** Whether `late`'s plan holds something to let go of (PendingCall.release is optional). */
+	let lateHolds: boolean;
 	const common = { referenceName: 'tbX', displayName: 'X', icon: 'x', tags: [], userDescription: 'test', modelDescription: 'test', schema: Type.Object({}), describe: () => 'Doing it' };
 	const counted = (name: string) => {
 		runs[name] = (runs[name] ?? 0) + 1;
@@ -148,7 +150,8 @@ describe('ToolRegistry: what a call is told, what it reports, which tools it lis
 		defineTool({ ...common, name: 'exits', group: 'read', mutating: false, run: async () => textResult('ran', metadata) }),
 		defineTool({ ...common, name: 'late', group: 'edit', mutating: true, run: async () => {
 			await planLate;
-			return pending('Late', async () => textResult('committed'));
+			const plan = pending('Late', async () => textResult('committed'));
+			return lateHolds ? plan : { ...plan, release: undefined };
 		} }),
 		defineTool({ ...common, name: 'hover', group: 'read', mutating: false, needsVscode: true, run: async () => textResult('hovered') }),
 		defineTool({ ...common, name: 'shell', group: 'commands', mutating: true, run: async () => textResult(`ran ${counted('shell')}`) }),
@@ -172,6 +175,7 @@ describe('ToolRegistry: what a call is told, what it reports, which tools it lis
 		released = 0;
 		metadata = {};
 		planLate = Promise.resolve();
+		lateHolds = true;
 	});
 	afterEach(() => tree.cleanup());
 
@@ -215,16 +219,30 @@ describe('ToolRegistry: what a call is told, what it reports, which tools it lis
 		assert.equal((await registry().invoke('nope', {}, { signal: controller.signal })).error?.code, 'unknown_tool');
 	});
 
-	it('lets go of a plan that arrives after the call was cancelled', async () => {
-		let arrive!: () => void;
-		planLate = new Promise(resolve => { arrive = resolve; });
-		const controller = new AbortController();
-		const call = registry().invoke('late', {}, { signal: controller.signal });
-		controller.abort();
-		assert.equal((await call).error?.code, 'cancelled');
-		arrive();
-		await new Promise(resolve => setImmediate(resolve));
+	it('lets go of a plan that arrives after the call was cancelled, and quietly drops one that holds nothing', async () => {
+		const cancelLate = async () => {
+			let arrive!: () => void;
+			planLate = new Promise(resolve => { arrive = resolve; });
+			const controller = new AbortController();
+			const call = registry().invoke('late', {}, { signal: controller.signal });
+			controller.abort();
+			assert.equal((await call).error?.code, 'cancelled');
+			arrive();
+			await new Promise(resolve => setImmediate(resolve));
+		};
+		await cancelLate();
 		assert.equal(released, 1);
+		const unhandled: unknown[] = [];
+		const onUnhandled = (reason: unknown) => unhandled.push(reason);
+		process.on('unhandledRejection', onUnhandled);
+		try {
+			lateHolds = false;
+			await cancelLate();
+			await new Promise(resolve => setImmediate(resolve));
+			assert.deepEqual(unhandled, []);
+		} finally {
+			process.off('unhandledRejection', onUnhandled);
+		}
 	});
 
 	it('gives a command\'s exit in the end event: its code, signal or timeout', async () => {

@@ -78,13 +78,10 @@ export interface ResolvedFolders {
 const MAX_LINK_HOPS = 40;
 
 /**
- * Whether the platform's usual file systems match names regardless of case (`.GIT/config` is
- * `.git/config`): the default where a folder's name cannot tell (see probeCaseInsensitive). A
- * function, not a constant, so that mutation testing can plant a bug in it per test.
+ * The platforms whose usual file systems match names regardless of case (`.GIT/config` is
+ * `.git/config`): the default where a folder's name cannot tell (see probeCaseInsensitive).
  */
-function platformCaseInsensitive(): boolean {
-	return process.platform === 'win32' || process.platform === 'darwin';
-}
+const PLATFORM_CASE_INSENSITIVE = process.platform === 'win32' || process.platform === 'darwin';
 
 export class Boundary {
 	private readonly places: readonly RootPlace[];
@@ -102,12 +99,12 @@ export class Boundary {
 	constructor(private readonly options: BoundaryOptions, folders: ResolvedFolders = {}) {
 		this.places = options.roots.map((root, index) => {
 			const lexical = path.resolve(root.path);
-			return { root, path: lexical, real: folders.realRoots?.[index] ?? lexical, caseInsensitive: folders.caseInsensitive?.[index] ?? platformCaseInsensitive() };
+			return { root, path: lexical, real: folders.realRoots?.[index] ?? lexical, caseInsensitive: folders.caseInsensitive?.[index] ?? PLATFORM_CASE_INSENSITIVE };
 		});
 		this.extras = absoluteExtras(options.additionalReadPaths).map((extra, index) => ({ path: extra, real: folders.realExtras?.[index] ?? extra }));
 		this.privates = absoluteExtras(options.privatePaths ?? []).map(folder => ({ path: folder, real: folder }));
 		this.protectedMatchers = this.places.map(place => options.protectedPaths.map(glob => protectedMatcher(glob, place.caseInsensitive)));
-		this.outsideMatchers = options.protectedPaths.map(glob => protectedMatcher(glob, platformCaseInsensitive()));
+		this.outsideMatchers = options.protectedPaths.map(glob => protectedMatcher(glob, PLATFORM_CASE_INSENSITIVE));
 	}
 
 	/** Resolves the real paths of the folders once (a root may itself be a symlink) and how each matches case. */
@@ -393,7 +390,7 @@ export async function probeCaseInsensitive(real: string): Promise<boolean> {
 		if (!self) break;
 		return other !== undefined && other.dev === self.dev && other.ino === self.ino;
 	}
-	return platformCaseInsensitive();
+	return PLATFORM_CASE_INSENSITIVE;
 }
 
 async function realOrSelf(absolute: string): Promise<string> {

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -141,4 +142,22 @@ export function withDeadline<T>(work: Promise<T>, ms: number, what: string): Pro
 		timer = setTimeout(() => reject(new Error(`${what} (still pending after ${ms} ms)`)), ms);
 	});
 	return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Makes a file or folder read-only, for root too (who ignores permission bits: `chattr +i` then).
+ * Returns the undo, or undefined where that cannot be done (no chattr, or a file system without it).
+ */
+export function makeReadOnly(target: string): (() => void) | undefined {
+	if (process.getuid?.() !== 0) {
+		const mode = fs.statSync(target).mode & 0o777;
+		fs.chmodSync(target, mode & ~0o222);
+		return () => fs.chmodSync(target, mode);
+	}
+	try {
+		execFileSync('chattr', ['+i', target], { stdio: 'ignore' });
+	} catch {
+		return undefined;
+	}
+	return () => execFileSync('chattr', ['-i', target], { stdio: 'ignore' });
 }

@@ -1,5 +1,5 @@
 import * as assert from 'node:assert/strict';
-import { planWithFileLocks, withFileLocks } from '../../src/core/changes/locks';
+import { lockKey, planWithFileLocks, withFileLocks } from '../../src/core/changes/locks';
 import { createChangeState, isPending, PendingCall, ToolContext } from '../../src/core/context';
 import { resultText, textResult, ToolResult } from '../../src/core/results/result';
 
@@ -104,6 +104,20 @@ describe('planWithFileLocks', () => {
 		const state = createChangeState();
 		const done = await withFileLocks(state, ['/w/a', '/w/./a', '/w/x/../a'], async () => state.fileLocks.size);
 		assert.equal(done, 1);
+	});
+
+	it('one lock for a name however it is cased only where the file system ignores case', () => {
+		assert.equal(lockKey('/w/Src/A.ts', 'darwin'), '/w/src/a.ts');
+		assert.equal(lockKey('/w/Src/A.ts', 'win32'), '/w/src/a.ts');
+		assert.equal(lockKey('/w/Src/./A.ts', 'linux'), '/w/Src/A.ts', 'on Linux A.ts and a.ts are two files');
+	});
+
+	it('on Linux, A.txt and a.txt are locked apart: work on one does not wait for the other', async function () {
+		if (process.platform !== 'linux') this.skip();
+		const state = createChangeState();
+		await withFileLocks(state, ['/w/A.txt'], async () => {
+			assert.equal(await lockFreeWithin(state, ['/w/a.txt']), true);
+		});
 	});
 
 	it('holds only the calls on the same paths: a commit on other files does not wait', async () => {

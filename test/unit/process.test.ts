@@ -96,6 +96,8 @@ describe('process runner', function () {
 		// `cat` would wait forever on an inherited terminal; on an empty stdin it ends at once.
 		const empty = await run('cat; echo "done"');
 		assert.equal(empty.stdout.buffer.toText().text, 'done\n');
+		const emptyText = await run('cat; echo "done"', { stdin: '' });
+		assert.equal(emptyText.stdout.buffer.toText().text, 'done\n');
 		// A command that never reads its input must not trip over it.
 		const ignored = await run('true', { stdin: 'x'.repeat(1024 * 1024) });
 		assert.equal(ignored.exitCode, 0);

@@ -3,10 +3,11 @@ import { getEventListeners } from 'node:events';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { CommandLogs, commandLogDir, pruneLogs, runProcess, RunOptions, signalGroup, SpawnError } from '../../src/core/commands/process';
+import { execFileSync } from 'node:child_process';
+import { CommandLogs, commandLogDir, findPosixShell, posixInvocation, pruneLogs, runProcess, RunOptions, signalGroup, SpawnError } from '../../src/core/commands/process';
 import { defaultSettings } from '../../src/core/policy/settings';
 import { workspaceBoundary } from '../../src/core/policy/workspaceBoundary';
-import { stopProcessesIn, withDeadline } from './helpers';
+import { makeReadOnly, stopProcessesIn, withDeadline } from './helpers';
 
 /** The runner's bookkeeping: streams, logs, the abort signal, what it reports about what is left. */
 describe('process runner: streams, logs and signals', function () {
@@ -39,6 +40,55 @@ describe('process runner: streams, logs and signals', function () {
 		assert.match(path.basename(second.stdout.logPath!), name);
 		assert.notEqual(path.basename(second.stdout.logPath!), path.basename(first.stdout.logPath!));
 		assert.equal(fs.readFileSync(first.stderr.logPath!, 'utf8'), 'two\n');
+	});
+
+	it('stops a log at its cap and says so, while the buffer still sees the whole stream', async () => {
+		const logDir = path.join(dir, 'logs');
+		const lines = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => `${from + i}\n`).join('');
+		// Two writes: the cap falls inside the first, the second goes to the buffer only.
+		const over = await run('seq 1 1000; sleep 0.05; seq 1001 2000', { logDir, logCapBytes: 1000 });
+		assert.equal(fs.readFileSync(over.stdout.logPath!, 'utf8'), lines(1, 2000).slice(0, 1000));
+		assert.equal(over.stdout.logCut, true);
+		assert.equal(over.stdout.buffer.totalBytes, lines(1, 2000).length);
+		assert.ok(over.stdout.buffer.toText().text.endsWith('1999\n2000\n'));
+		// Output of exactly the cap fits whole: nothing was cut.
+		const exact = await run('printf "%01000d" 0', { logDir, logCapBytes: 1000 });
+		assert.equal(fs.readFileSync(exact.stdout.logPath!, 'utf8'), '0'.repeat(1000));
+		assert.equal(exact.stdout.logCut, false);
+	});
+
+	it('says why the log could not be written, and still returns all the output', async function () {
+		const logDir = path.join(dir, 'logs');
+		fs.mkdirSync(logDir);
+		const undo = makeReadOnly(logDir);
+		if (!undo) this.skip();
+		try {
+			const result = await run('seq 1 100000; echo oops >&2', { logDir });
+			assert.deepEqual([result.end, result.exitCode, result.pipesHeld], ['exit', 0, false]);
+			assert.match(result.stdout.logError ?? '', /^(EPERM|EACCES): .*\.stdout\.log'$/);
+			assert.match(result.stderr.logError ?? '', /\.stderr\.log'$/);
+			assert.deepEqual([result.stdout.logPath, result.stderr.logPath], [undefined, undefined]);
+			assert.ok(result.stdout.buffer.toText().text.endsWith('99999\n100000\n'));
+			assert.equal(result.stderr.buffer.toText().text, 'oops\n');
+		} finally {
+			undo();
+		}
+		assert.deepEqual(fs.readdirSync(logDir), []);
+	});
+
+	it('without /bin/bash, runs bash from the PATH, else /bin/sh, which may not know pipefail', () => {
+		const noBash = path.join(dir, 'no-bash');
+		const bin = path.join(dir, 'bin');
+		fs.mkdirSync(bin);
+		fs.writeFileSync(path.join(bin, 'bash'), '');
+		assert.deepEqual(findPosixShell({ PATH: `${dir}${path.delimiter}${bin}` }, noBash), { file: path.join(bin, 'bash'), pipefail: true });
+		const sh = findPosixShell({ PATH: dir }, noBash);
+		assert.deepEqual(sh, { file: '/bin/sh', pipefail: false });
+		// Without pipefail a pipeline's status is its last command's.
+		const plain = posixInvocation(sh, 'false | echo piped');
+		assert.equal(execFileSync(plain.file, plain.args, { encoding: 'utf8' }), 'piped\n');
+		const strict = posixInvocation({ file: '/bin/bash', pipefail: true }, 'false | echo piped');
+		assert.throws(() => execFileSync(strict.file, strict.args, { stdio: 'ignore' }), /Command failed/);
 	});
 
 	it('stops reading the pipes a background process keeps open once the drain is over', async () => {

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { groupAlive, livingMembers, procStat, runProcess, shellInvocation, signalGroup } from '../../src/core/commands/process';
+import { groupAlive, livingMembers, procStat, runProcess, shellInvocation, signalGroup, terminateGroup } from '../../src/core/commands/process';
 import { resultText } from '../../src/core/results/result';
 import { SessionManager } from '../../src/core/commands/sessions';
 import { makeHarness, makeTree, stopProcessesIn, withDeadline } from './helpers';
@@ -155,6 +155,23 @@ describe('signalling process groups', function () {
 		}
 		assert.ok(await until(() => !groupAlive(child.pid!), 5_000));
 		assert.equal(procStat(2 ** 22 + 1), undefined, 'no such pid');
+	});
+
+	it('a group left with only a zombie that nobody reaps is not alive, and stopping it ends at once', async function () {
+		if (process.platform !== 'linux') this.skip();
+		// `set -m` gives the background job a group of its own; after `exec` no shell is left to reap it.
+		const parent = spawn('bash', ['-c', 'set -m; sleep 0.1 & echo $!; exec sleep 1000'], { cwd: dir, stdio: ['ignore', 'pipe', 'ignore'] });
+		try {
+			const job = Number(await new Promise<string>(resolve => parent.stdout!.once('data', resolve)));
+			assert.ok(await until(() => procStat(job)?.state === 'Z', 5_000), 'the job ended and stays a zombie');
+			assert.equal(procStat(job)!.pgrp, job);
+			assert.doesNotThrow(() => process.kill(-job, 0), 'the kernel still counts the zombie in its group');
+			assert.deepEqual(livingMembers(job), []);
+			assert.equal(groupAlive(job), false);
+			await withDeadline(terminateGroup(job, 5_000), 1_000, 'terminateGroup waited for a zombie');
+		} finally {
+			parent.kill('SIGKILL');
+		}
 	});
 
 	it('a stopped command still ends by SIGTERM: SIGCONT goes with it', async () => {

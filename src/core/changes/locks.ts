@@ -62,15 +62,13 @@ const heldLocks = new AsyncLocalStorage<ReadonlySet<string>>();
 
 async function lockFiles(state: ChangeState, paths: readonly string[]): Promise<{ keys: string[]; unlock: () => void }> {
 	const held = heldLocks.getStore();
-	const keys = [...new Set(paths.map(lockKey))].filter(key => !held?.has(key));
+	const keys = [...new Set(paths.map(absolute => lockKey(absolute)))].filter(key => !held?.has(key));
 	const previous = keys.map(key => state.fileLocks.get(key));
 	let release!: () => void;
 	const mine = new Promise<void>(resolve => { release = resolve; });
 	for (const key of keys) state.fileLocks.set(key, mine);
-	let unlocked = false;
+	// Safe to call twice: a lock is deleted only while it is still this call's own.
 	const unlock = () => {
-		if (unlocked) return;
-		unlocked = true;
 		release();
 		for (const key of keys) if (state.fileLocks.get(key) === mine) state.fileLocks.delete(key);
 	};
@@ -78,7 +76,8 @@ async function lockFiles(state: ChangeState, paths: readonly string[]): Promise<
 	return { keys, unlock };
 }
 
-function lockKey(absolute: string): string {
+/** One key per file: the path resolved, and on Windows and macOS (names match whatever their case) folded to lower case. */
+export function lockKey(absolute: string, platform: NodeJS.Platform = process.platform): string {
 	const resolved = path.resolve(absolute);
-	return process.platform === 'win32' || process.platform === 'darwin' ? resolved.toLowerCase() : resolved;
+	return platform === 'win32' || platform === 'darwin' ? resolved.toLowerCase() : resolved;
 }

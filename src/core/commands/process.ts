@@ -44,8 +44,14 @@ export interface ShellInvocation {
 	readonly windowsVerbatimArguments?: boolean;
 }
 
+/** A POSIX shell, and whether it takes `-o pipefail` (bash does, a plain sh may not). */
+export interface PosixShell {
+	readonly file: string;
+	readonly pipefail: boolean;
+}
+
 /** A lazy memo of a fact that never changes while the process runs (which shell), so it may be module-wide. */
-let posixShell: { file: string; pipefail: boolean } | undefined;
+let posixShell: PosixShell | undefined;
 
 /** The shell a command string runs in on this platform (see the module comment). */
 export function shellInvocation(command: string, platform: NodeJS.Platform = process.platform, env: NodeJS.ProcessEnv = process.env): ShellInvocation {
@@ -54,12 +60,22 @@ export function shellInvocation(command: string, platform: NodeJS.Platform = pro
 		if (pwsh) return { file: pwsh, args: ['-NoLogo', '-NoProfile', '-NonInteractive', '-Command', command] };
 		return { file: env.ComSpec || 'cmd.exe', args: ['/d', '/s', '/c', `"${command}"`], windowsVerbatimArguments: true };
 	}
-	posixShell ??= fs.existsSync('/bin/bash') ? { file: '/bin/bash', pipefail: true }
-		: findOnPath('bash', env) ? { file: findOnPath('bash', env)!, pipefail: true } : { file: '/bin/sh', pipefail: false };
+	posixShell ??= findPosixShell(env);
+	return posixInvocation(posixShell, command);
+}
+
+/** `binBash` if it exists, else bash on the PATH, else `/bin/sh` (without pipefail). */
+export function findPosixShell(env: NodeJS.ProcessEnv, binBash = '/bin/bash'): PosixShell {
+	if (fs.existsSync(binBash)) return { file: binBash, pipefail: true };
+	const bash = findOnPath('bash', env);
+	return bash ? { file: bash, pipefail: true } : { file: '/bin/sh', pipefail: false };
+}
+
+export function posixInvocation(shell: PosixShell, command: string): ShellInvocation {
 	// --norc: bash sources ~/.bashrc when its stdin is a socket (Node's stdio pipes are socketpairs)
 	// and SHLVL is below 2, so whether a command saw the person's rc file depended on how the editor
 	// was started (and a pyenv or nvm set-up in it printed errors inside the sandbox).
-	return { file: posixShell.file, args: posixShell.pipefail ? ['--norc', '-o', 'pipefail', '-c', command] : ['-c', command] };
+	return { file: shell.file, args: shell.pipefail ? ['--norc', '-o', 'pipefail', '-c', command] : ['-c', command] };
 }
 
 export function findOnPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
@@ -116,6 +132,7 @@ export function commandEnv(extra: Readonly<Record<string, string>> = {}, overrid
 export function signalGroup(pid: number, signal: NodeJS.Signals): boolean {
 	// kill(-1) would signal every process we may signal, kill(0) our own group: never.
 	if (!Number.isInteger(pid) || pid <= 1) return false;
+	// Stryker disable all: Windows only (the tests run on Linux); listed in test/MUTATION-SURVIVORS.md.
 	if (process.platform === 'win32') {
 		if (signal === 'SIGKILL' || signal === 'SIGTERM') {
 			spawn('taskkill', ['/pid', String(pid), '/T', '/F'], { stdio: 'ignore', windowsHide: true }).on('error', () => undefined);
@@ -123,6 +140,7 @@ export function signalGroup(pid: number, signal: NodeJS.Signals): boolean {
 		}
 		return trySignal(pid, signal);
 	}
+	// Stryker restore all
 	return trySignal(-pid, signal);
 }
 
@@ -217,6 +235,8 @@ export interface RunOptions {
 	maxOutputBytes: number;
 	/** When set, each stream is written whole to `<logDir>/<name>.stdout.log` / `.stderr.log`. */
 	logDir?: string;
+	/** Where each log stops growing; LOG_CAP_BYTES unless set. */
+	logCapBytes?: number;
 	/** Runs the shell inside this sandbox (opened and disposed by the caller). */
 	sandbox?: Sandbox;
 	graceMs?: number;
@@ -229,7 +249,7 @@ export interface StreamCapture {
 	readonly binary: boolean;
 	/** The log holding the whole stream; undefined when nothing was printed or no logDir. */
 	readonly logPath?: string;
-	/** The log stopped at LOG_CAP_BYTES. */
+	/** The log stopped at its cap (see RunOptions.logCapBytes). */
 	readonly logCut: boolean;
 	/** Writing the log failed (disk full, …): the buffer still holds the head and tail. */
 	readonly logError?: string;
@@ -271,8 +291,9 @@ export async function runProcess(options: RunOptions): Promise<RunResult> {
 	const logBase = options.logDir ? path.join(options.logDir, logName(started)) : undefined;
 	if (options.logDir) await fs.promises.mkdir(options.logDir, { recursive: true, mode: 0o700 });
 	const child = spawnLaunch(shell, options.cwd);
-	const stdout = new StreamSink(child.stdout!, options.maxOutputBytes, logBase && `${logBase}.stdout.log`);
-	const stderr = new StreamSink(child.stderr!, options.maxOutputBytes, logBase && `${logBase}.stderr.log`);
+	const logFile = (stream: string) => (logBase === undefined ? undefined : { path: `${logBase}.${stream}.log`, cap: options.logCapBytes ?? LOG_CAP_BYTES });
+	const stdout = new StreamSink(child.stdout!, options.maxOutputBytes, logFile('stdout'));
+	const stderr = new StreamSink(child.stderr!, options.maxOutputBytes, logFile('stderr'));
 	feedStdin(child, options.stdin);
 	try {
 		const outcome = await supervise(child, options, [stdout, stderr], shell);
@@ -288,8 +309,7 @@ function feedStdin(child: ChildProcess, text: string | undefined): void {
 	const stdin = child.stdin!;
 	// The command may exit without reading its input: that EPIPE is not our failure.
 	stdin.on('error', () => undefined);
-	if (text) stdin.end(text);
-	else stdin.end();
+	stdin.end(text);
 }
 
 type Outcome = Pick<RunResult, 'end' | 'exitCode' | 'signal' | 'leftRunning' | 'pipesHeld'>;
@@ -350,7 +370,7 @@ class StreamSink {
 	private logCut = false;
 	private logError: string | undefined;
 
-	constructor(private readonly stream: NodeJS.ReadableStream & { destroy(): void }, maxBytes: number, private readonly logPath: string | undefined) {
+	constructor(private readonly stream: NodeJS.ReadableStream & { destroy(): void }, maxBytes: number, private readonly logFile: { path: string; cap: number } | undefined) {
 		this.buffer = new HeadTailBuffer(maxBytes, 0.25);
 		this.closed = new Promise(resolve => {
 			stream.once('close', resolve);
@@ -372,21 +392,19 @@ class StreamSink {
 	}
 
 	private writeLog(chunk: Buffer): void {
-		if (!this.logPath || this.logError !== undefined) return;
-		if (this.logBytes >= LOG_CAP_BYTES) {
-			this.logCut = true;
-			return;
-		}
+		if (!this.logFile || this.logError !== undefined) return;
+		// Past the cap the rest of the stream is only in the buffer (an empty piece is written, at no cost).
+		const room = this.logFile.cap - this.logBytes;
+		this.logCut = chunk.length > room;
 		if (!this.log) {
 			// A larger queue lets the stream batch chunks into one writev; memory stays bounded by it.
-			this.log = fs.createWriteStream(this.logPath, { highWaterMark: 1024 * 1024, mode: 0o600 });
+			this.log = fs.createWriteStream(this.logFile.path, { highWaterMark: 1024 * 1024, mode: 0o600 });
 			this.log.on('error', error => {
 				this.logError = error.message;
 				this.stream.resume();
 			});
 		}
-		const room = LOG_CAP_BYTES - this.logBytes;
-		const piece = chunk.length > room ? chunk.subarray(0, room) : chunk;
+		const piece = chunk.subarray(0, room);
 		this.logBytes += piece.length;
 		// Backpressure: a command can print faster than the disk takes it; waiting costs no memory.
 		if (!this.log.write(piece)) {
@@ -406,7 +424,7 @@ class StreamSink {
 		return {
 			buffer: this.buffer,
 			binary: this.binary ?? looksBinary(this.sniffed),
-			logPath: log && this.logError === undefined ? this.logPath : undefined,
+			logPath: log && this.logError === undefined ? this.logFile!.path : undefined,
 			logCut: this.logCut,
 			logError: this.logError,
 		};

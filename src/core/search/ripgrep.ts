@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { findOnPath } from '../commands/process';
 import { CancelledError, ToolError } from '../results/errors';
 import type { Program } from '../sandbox/bwrap';
-import { readOnlySearch, SandboxHostOptions } from '../sandbox/runtime';
+import { readOnlySearch, SandboxHostOptions, sandboxFailedToStart, searchSandboxFailed } from '../sandbox/runtime';
 
 /**
  * ripgrep for find_files and grep: the binary that ships inside `@vscode/ripgrep` (no download),
@@ -167,16 +167,25 @@ const MAX_LINE_BYTES = 64 * 1024;
  */
 export async function runRg(args: readonly string[], options: RgOptions): Promise<RgRun> {
 	if (options.signal?.aborted) throw new CancelledError('The search');
-	const plain = options.boundMemory ? memoryBounded({ file: rgPath(), args }) : { file: rgPath(), args };
-	const program = options.confine
-		? await readOnlySearch(plain, { folders: [options.cwd, ...ancestorIgnoreFiles(options.cwd), path.dirname(rgPath())], cwd: options.cwd }, options.confine) ?? plain
-		: plain;
-	if (options.signal?.aborted) throw new CancelledError('The search');
+	const rg = { file: rgPath(), args };
+	const confined = options.confine && await readOnlySearch(rg, { folders: [options.cwd, ...ancestorIgnoreFiles(options.cwd), path.dirname(rg.file)], cwd: options.cwd }, options.confine);
+	if (confined) {
+		const run = await startRg(options.boundMemory ? memoryBounded(confined) : confined, options);
+		if (!run.sandboxFailed) return run;
+		await searchSandboxFailed(run.stderr, options.confine);
+	}
+	return startRg(options.boundMemory ? memoryBounded(rg) : rg, options);
+}
+
+/** One rg process (perhaps wrapped); `sandboxFailed`: the wrapper's sandbox never started it. */
+function startRg(program: Program, options: RgOptions): Promise<RgRun & { sandboxFailed: boolean }> {
+	if (options.signal?.aborted) return Promise.reject(new CancelledError('The search'));
 	return new Promise((resolve, reject) => {
 		// stdin is /dev/null: with a pipe there, rg would search its standard input.
 		const child = spawn(program.file, [...program.args], { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
 		const lines = new LineSplitter(options, options.maxLineBytes ?? MAX_LINE_BYTES);
 		let stderr = '';
+		let printed = false;
 		let stopped = false;
 		let settled = false;
 		const stop = () => {
@@ -188,6 +197,7 @@ export async function runRg(args: readonly string[], options: RgOptions): Promis
 		const onAbort = () => stop();
 		options.signal?.addEventListener('abort', onAbort, { once: true });
 		child.stdout.on('data', (chunk: Buffer) => {
+			printed = true;
 			if (!stopped && !lines.push(chunk)) stop();
 		});
 		child.stderr.setEncoding('utf8');
@@ -200,7 +210,7 @@ export async function runRg(args: readonly string[], options: RgOptions): Promis
 			options.signal?.removeEventListener('abort', onAbort);
 			if (!stopped) lines.end();
 			if (options.signal?.aborted) reject(new CancelledError('The search'));
-			else resolve({ code, stderr, stopped, outOfMemory: !stopped && OUT_OF_MEMORY.test(stderr) });
+			else resolve({ code, stderr, stopped, outOfMemory: !stopped && OUT_OF_MEMORY.test(stderr), sandboxFailed: !printed && code !== 0 && sandboxFailedToStart(stderr) });
 		};
 		child.on('error', error => {
 			if (settled) return;

@@ -254,6 +254,18 @@ describe('protected paths found for the sandbox', () => {
 			}
 		});
 
+		it('a walk cut at its bound still finds what was created in the part it reads', async () => {
+			const cache = new ProtectedScanCache(0);
+			const cut = async () => findProtected([tree.root], globs, { nocase: false, limit: 12, cache });
+			const first = await cut();
+			assert.equal(first.complete, false);
+			await nextTick();
+			fs.writeFileSync(tree.file('.env.new'), '');
+			const second = await cut();
+			assert.equal(second.complete, false);
+			assert.deepEqual(second.paths.map(p => path.relative(tree.root, p)).filter(p => !first.paths.includes(tree.file(p))), ['.env.new']);
+		});
+
 		it('forgets what it saw when the globs change', async () => {
 			const cache = new ProtectedScanCache(0);
 			assert.deepEqual(await found(cache), initial);

@@ -243,6 +243,12 @@ interface FolderState {
 	readonly ctimeMs: number;
 }
 
+/** A folder's scan and the state it was read in. */
+interface Remembered {
+	readonly state: FolderState;
+	readonly scan: FolderScan;
+}
+
 /**
  * The protected-path walks of one workspace remember each folder they read, with its state, so
  * that the next walk (the one after the command, the next command's) reads only the folders whose
@@ -255,24 +261,18 @@ interface FolderState {
  */
 export class ProtectedScanCache {
 	private rules = '';
-	private folders = new Map<string, { state: FolderState; scan: FolderScan }>();
+	private folders = new Map<string, Remembered>();
 
 	/** `settleMs`: how long a folder must have been unchanged when read for its listing to be reused. */
 	constructor(private readonly settleMs = SETTLE_MS) {}
 
 	/** Starts a walk for these rules: what an earlier walk for other rules saw is of no use. */
-	begin(rules: string): Map<string, { state: FolderState; scan: FolderScan }> {
+	begin(rules: string): ReadonlyMap<string, Remembered> {
 		if (rules !== this.rules) {
 			this.rules = rules;
 			this.folders = new Map();
 		}
 		return this.folders;
-	}
-
-	/** The scan of a folder in `state`, if one is remembered from a walk that read it settled. */
-	reuse(known: Map<string, { state: FolderState; scan: FolderScan }>, key: string, state: FolderState): FolderScan | undefined {
-		const seen = known.get(key);
-		return seen && sameState(seen.state, state) ? seen.scan : undefined;
 	}
 
 	/** Whether a listing read at `readAt` (ms) of a folder in `state` may be reused later. */
@@ -281,7 +281,7 @@ export class ProtectedScanCache {
 	}
 
 	/** What this walk saw becomes what the next one reuses (walks that overlap each leave a valid set). */
-	end(rules: string, seen: Map<string, { state: FolderState; scan: FolderScan }>): void {
+	end(rules: string, seen: Map<string, Remembered>): void {
 		if (rules === this.rules) this.folders = seen;
 	}
 }
@@ -303,8 +303,8 @@ export async function findProtected(roots: readonly string[], globs: readonly st
 	const rules = globs.map(glob => protectedGlob(glob, options.nocase));
 	const signature = `${options.nocase}\0${globs.join('\0')}`;
 	const cache = options.cache;
-	const known = cache?.begin(signature) ?? new Map();
-	const seen = new Map<string, { state: FolderState; scan: FolderScan }>();
+	const known = cache?.begin(signature) ?? new Map<string, Remembered>();
+	const seen = new Map<string, Remembered>();
 	const found = new Set<string>();
 	let budget = options.limit;
 	// Breadth first, a slice of folders at a time: lstat each (synchronous: a few µs, where an
@@ -314,14 +314,14 @@ export async function findProtected(roots: readonly string[], globs: readonly st
 		const next: typeof batch = [];
 		for (let start = 0; start < batch.length; start += SCAN_SLICE) {
 			const slice = batch.slice(start, start + SCAN_SLICE);
-			const scans: (FolderScan | Promise<FolderScan>)[] = slice.map(({ root, folder }) => {
-				const absolute = path.join(root, folder);
+			const scans = slice.map(({ root, folder }): FolderScan | Promise<FolderScan> => {
+				const absolute = folder === '' ? root : `${root}${path.sep}${folder}`;
 				const state = folderState(absolute);
 				if (!state) return EMPTY_SCAN;
-				const reused = cache?.reuse(known, absolute, state);
-				if (reused) {
-					seen.set(absolute, { state, scan: reused });
-					return reused;
+				const remembered = known.get(absolute);
+				if (remembered && sameState(remembered.state, state)) {
+					seen.set(absolute, remembered);
+					return remembered.scan;
 				}
 				const readAt = Date.now();
 				return scanFolder(root, folder, rules).then(scan => {
@@ -338,7 +338,10 @@ export async function findProtected(roots: readonly string[], globs: readonly st
 					const target = await realOrUndefined(link);
 					if (target && roots.some(other => contains(other, target))) found.add(target);
 				}
-				if (budget < 0) return { paths: [...found], complete: false };
+				if (budget < 0) {
+					cache?.end(signature, seen);
+					return { paths: [...found], complete: false };
+				}
 				for (const folder of scan.folders) next.push({ root, folder });
 			}
 			// A big unchanged tree is a few thousand lstat calls in a row: let other work run between slices.

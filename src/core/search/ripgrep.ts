@@ -16,11 +16,17 @@ import { readOnlySearch, SandboxHostOptions, sandboxFailedToStart, searchSandbox
 /** A lazy memo of a fact that never changes while the process runs (where rg is), so it may be module-wide. */
 let cachedPath: string | undefined;
 
-/** The rg binary. Required lazily so the module loads where the package is missing (it is external to the bundle). */
+/**
+ * The rg binary. Found lazily so the module loads where the package is missing (it is external to
+ * the bundle). @vscode/ripgrep is an ES module whose whole work is to resolve its platform
+ * package's binary; loading it from CommonJS starts Node's ESM loader (tens of ms on a CLI's
+ * first search), so the same resolution is made here first, and the package asked only when that
+ * finds nothing (a layout npm nested differently).
+ */
 export function rgPath(): string {
 	if (!cachedPath) {
 		try {
-			cachedPath = (require('@vscode/ripgrep') as { rgPath: string }).rgPath;
+			cachedPath = platformBinary() ?? (require('@vscode/ripgrep') as { rgPath: string }).rgPath;
 		} catch (error) {
 			throw new ToolError('io', `The search engine (ripgrep from @vscode/ripgrep) is not available: ${(error as Error).message}. Reinstall the extension.`);
 		}
@@ -28,6 +34,16 @@ export function rgPath(): string {
 		cachedPath = cachedPath.replace(/\bnode_modules\.asar\b/, 'node_modules.asar.unpacked');
 	}
 	return cachedPath;
+}
+
+/** What @vscode/ripgrep resolves: `@vscode/ripgrep-<platform>-<arch>/bin/rg`, its arch overridable as npm's is. */
+function platformBinary(): string | undefined {
+	const arch = process.env.npm_config_arch || process.arch;
+	try {
+		return require.resolve(`@vscode/ripgrep-${process.platform}-${arch}/bin/${process.platform === 'win32' ? 'rg.exe' : 'rg'}`);
+	} catch {
+		return undefined;
+	}
 }
 
 export interface FilterOptions {

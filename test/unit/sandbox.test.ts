@@ -745,6 +745,16 @@ describe('a search\'s sandbox, started without waiting for the probe', function 
 		assert.match(calls()[0], /--unshare-net .*--ro-bind-try .*rg .*needle/);
 	});
 
+	it('searches a workspace opened through a link (the sandbox shows it at its real path)', async () => {
+		const link = path.join(tools.root, 'linked-workspace');
+		fs.symlinkSync(tree.root, link);
+		const h = makeHarness(link);
+		const result = await h.invoke('grep', { pattern: 'needle' });
+		assert.equal(result.error, undefined, resultText(result));
+		assert.match(resultText(result), /1 matching line in 1 file[\s\S]*src\/a\.txt:1: needle/);
+		assert.match(resultText(await h.invoke('find_files', { pattern: '*.txt' })), /src\/a\.txt/);
+	});
+
 	it('where bubblewrap cannot start (the probe agrees), searches plainly, as where there is none', async () => {
 		const h = makeHarness(tree.root, { sandbox: { bwrapPath: fakeBwrap('echo "bwrap: No permissions to create new namespace" >&2; exit 1') } });
 		for (const tool of ['grep', 'find_files']) {

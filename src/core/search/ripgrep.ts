@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { findOnPath } from '../commands/process';
@@ -184,13 +184,23 @@ const MAX_LINE_BYTES = 64 * 1024;
 export async function runRg(args: readonly string[], options: RgOptions): Promise<RgRun> {
 	if (options.signal?.aborted) throw new CancelledError('The search');
 	const rg = { file: rgPath(), args };
-	const confined = options.confine && await readOnlySearch(rg, { folders: [options.cwd, ...ancestorIgnoreFiles(options.cwd), path.dirname(rg.file)], cwd: options.cwd }, options.confine);
+	const confined = options.confine && await confinedRg(rg, options.cwd, options.confine);
 	if (confined) {
 		const run = await startRg(options.boundMemory ? memoryBounded(confined) : confined, options);
 		if (!run.sandboxFailed) return run;
 		await searchSandboxFailed(run.stderr, options.confine);
 	}
 	return startRg(options.boundMemory ? memoryBounded(rg) : rg, options);
+}
+
+/**
+ * rg in the search sandbox, entered at the folder's real path: the sandbox shows folders at their
+ * real paths only, so a workspace opened through a link would not be there by its linked name
+ * (and a plain rg's getcwd() sees the real path too, whose parents' ignore files it reads).
+ */
+async function confinedRg(rg: Program, folder: string, host: SandboxHostOptions): Promise<Program | undefined> {
+	const cwd = await fs.promises.realpath(folder).catch(() => folder);
+	return readOnlySearch(rg, { folders: [cwd, ...ancestorIgnoreFiles(cwd), path.dirname(rg.file)], cwd }, host);
 }
 
 /** One rg process (perhaps wrapped); `sandboxFailed`: the wrapper's sandbox never started it. */
@@ -375,7 +385,7 @@ function ancestorIgnoreFiles(folder: string): string[] {
 	for (let current = path.dirname(path.resolve(folder)); ; current = path.dirname(current)) {
 		for (const name of ['.gitignore', '.ignore', '.rgignore']) {
 			const candidate = path.join(current, name);
-			if (existsSync(candidate)) found.push(candidate);
+			if (fs.existsSync(candidate)) found.push(candidate);
 		}
 		if (path.dirname(current) === current) return found;
 	}

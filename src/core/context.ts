@@ -5,6 +5,7 @@ import { SessionManager } from './commands/sessions';
 import { LineIndexes } from './files/lineIndex';
 import { CommandLogs, commandLogDir } from './commands/process';
 import { BackupClock } from './changes/backups';
+import { ProtectedScanCache } from './sandbox/policy';
 import type { Settings } from './policy/settings';
 import type { ToolResult } from './results/result';
 
@@ -187,6 +188,8 @@ export interface SharedState extends ChangeState {
 	readonly silentLanguages: Set<string>;
 	/** Where lines start in the big files read lately, so paging deep into them costs a seek. */
 	readonly lineIndexes: LineIndexes;
+	/** What the sandbox's protected-path walks saw of this workspace, so the next walk reads only what changed. */
+	readonly protectedScans: ProtectedScanCache;
 }
 
 export function createChangeState(): ChangeState {
@@ -195,7 +198,7 @@ export function createChangeState(): ChangeState {
 
 /** `storageDir`: the host's, where command logs go. */
 export function createSharedState(storageDir: string): SharedState {
-	return { ...createChangeState(), sessions: new SessionManager(), commandLogs: new CommandLogs(commandLogDir(storageDir)), silentLanguages: new Set(), lineIndexes: new LineIndexes() };
+	return { ...createChangeState(), sessions: new SessionManager(), commandLogs: new CommandLogs(commandLogDir(storageDir)), silentLanguages: new Set(), lineIndexes: new LineIndexes(), protectedScans: new ProtectedScanCache() };
 }
 
 /** `waiting`: the call waits for a person to confirm it (nothing has run or changed yet). */

@@ -143,6 +143,7 @@ export async function openCommandSandbox(decision: SandboxDecision, ctx: ToolCon
 		network: settings.network === 'on',
 		storageRoot: ctx.host.sandbox?.storageRoot ?? ctx.host.storageDir,
 		logDir: ctx.state.commandLogs.dir,
+		scanCache: ctx.state.protectedScans,
 	}, ctx.host.sandbox);
 	// Finding the protected paths takes a moment: a call cancelled meanwhile starts nothing.
 	if (ctx.signal.aborted) {

@@ -12,7 +12,7 @@ import { runRg } from '../../src/core/search/ripgrep';
 import { explainBlocked } from '../../src/core/sandbox/blocked';
 import { bwrapArgs } from '../../src/core/sandbox/bwrap';
 import { holdPlaceholders } from '../../src/core/sandbox/placeholders';
-import { commandPolicy, findProtected, namedPlaces, SandboxPolicy } from '../../src/core/sandbox/policy';
+import { commandPolicy, findProtected, namedPlaces, ProtectedScanCache, SandboxPolicy } from '../../src/core/sandbox/policy';
 import { decideSandbox, openSandbox, readOnlySearch, sandboxAvailability, SandboxHostOptions } from '../../src/core/sandbox/runtime';
 import { seatbeltProfile } from '../../src/core/sandbox/seatbelt';
 import type { SessionManager } from '../../src/core/commands/sessions';
@@ -174,6 +174,105 @@ describe('protected paths found for the sandbox', () => {
 	it('says when the walk stopped at its bound', async () => {
 		const found = await findProtected([tree.root], ['**/.env*'], { nocase: false, limit: 3 });
 		assert.equal(found.complete, false);
+	});
+
+	describe('walks that remember the folders they read', () => {
+		const globs = ['**/.git/**', '**/.env*', '.vscode/*.json', 'node_modules/**'];
+		const found = async (cache: ProtectedScanCache) => (await findProtected([tree.root], globs, { nocase: false, limit: 1000, cache })).paths.map(p => path.relative(tree.root, p)).sort();
+		/** Past the file system's clock tick, so that a change after a walk gets new stamps (the case a cache with no settling time relies on). */
+		const nextTick = () => new Promise(resolve => setTimeout(resolve, 50));
+		const initial = ['.env', '.git', '.vscode/settings.json', 'deep/er/.env.local', 'node_modules', 'repo2/.git'];
+
+		it('finds a protected file created since the last walk, in a folder whose listing it kept', async () => {
+			const cache = new ProtectedScanCache(0);
+			assert.deepEqual(await found(cache), initial);
+			await nextTick();
+			fs.writeFileSync(tree.file('deep/er/.env.prod'), 'B=2');
+			fs.mkdirSync(tree.file('src/lib'));
+			fs.writeFileSync(tree.file('src/lib/.env'), 'C=3');
+			assert.deepEqual(await found(cache), [...initial, 'deep/er/.env.prod', 'src/lib/.env'].sort());
+			await nextTick();
+			fs.rmSync(tree.file('deep/er/.env.local'));
+			assert.deepEqual(await found(cache), [...initial, 'deep/er/.env.prod', 'src/lib/.env'].filter(p => p !== 'deep/er/.env.local').sort());
+		});
+
+		it('reuses no listing of a folder changed within its settling time, whose stamps a change in the same clock tick would not move', async () => {
+			const cache = new ProtectedScanCache();
+			const now = Date.now();
+			const state = (mtimeMs: number, ctimeMs = mtimeMs) => ({ dev: 1, ino: 2, mtimeMs, ctimeMs });
+			assert.equal(cache.settled(state(now - 60_000), now), true);
+			assert.equal(cache.settled(state(now - 2_000), now), false, 'FAT stamps are 2 s apart');
+			assert.equal(cache.settled(state(now - 60_000, now - 10), now), false, 'a recent ctime counts (the mtime may have been set back)');
+			assert.equal(cache.settled(state(now + 5_000), now), false, 'stamps ahead of this clock (another machine\'s) are not trusted');
+			assert.deepEqual(await found(cache), initial);
+			fs.writeFileSync(tree.file('src/.env.test'), '');
+			assert.deepEqual(await found(cache), [...initial, 'src/.env.test'].sort());
+		});
+
+		it('is not fooled by a folder\'s mtime set back after a change (its ctime moved)', async () => {
+			const cache = new ProtectedScanCache(0);
+			const old = fs.statSync(tree.file('src'), { bigint: true });
+			assert.deepEqual(await found(cache), initial);
+			await nextTick();
+			fs.writeFileSync(tree.file('src/server.pem'), 'key');
+			fs.writeFileSync(tree.file('src/.env.hidden'), '');
+			// To the nanosecond, as a command could (utimes in Node rounds).
+			const stamp = `@${old.mtimeNs / 1_000_000_000n}.${String(old.mtimeNs % 1_000_000_000n).padStart(9, '0')}`;
+			assert.equal(spawnSync('touch', ['-m', '-d', stamp, tree.file('src')]).status, 0);
+			assert.equal(fs.statSync(tree.file('src'), { bigint: true }).mtimeNs, old.mtimeNs);
+			assert.deepEqual(await found(cache), [...initial, 'src/.env.hidden'].sort());
+		});
+
+		it('follows a renamed folder to its new name', async () => {
+			const cache = new ProtectedScanCache(0);
+			assert.deepEqual(await found(cache), initial);
+			await nextTick();
+			fs.renameSync(tree.file('deep'), tree.file('moved'));
+			assert.deepEqual(await found(cache), [...initial.filter(p => p !== 'deep/er/.env.local'), 'moved/er/.env.local'].sort());
+			await nextTick();
+			fs.renameSync(tree.file('moved/er'), tree.file('src/er'));
+			assert.deepEqual(await found(cache), [...initial.filter(p => p !== 'deep/er/.env.local'), 'src/er/.env.local'].sort());
+		});
+
+		it('enters no folder swapped for a link, and finds a matching link by its new target', async () => {
+			const cache = new ProtectedScanCache(0);
+			const secrets = makeTree({ '.env': 'S=1', 'inner/.env.x': '' });
+			try {
+				assert.deepEqual(await found(cache), initial);
+				await nextTick();
+				fs.rmSync(tree.file('deep/er'), { recursive: true });
+				fs.symlinkSync(secrets.root, tree.file('deep/er'));
+				fs.rmSync(tree.file('src/.env.linked'));
+				fs.symlinkSync(tree.file('.vscode/settings.json'), tree.file('src/.env.linked'));
+				assert.deepEqual(await found(cache), initial.filter(p => p !== 'deep/er/.env.local'), 'the link to a folder outside is not walked; the relinked .env counts by its target (already found)');
+				await nextTick();
+				fs.rmSync(tree.file('src/.env.linked'));
+				fs.symlinkSync(tree.file('src/a.ts'), tree.file('src/.env.linked'));
+				assert.deepEqual(await found(cache), [...initial.filter(p => p !== 'deep/er/.env.local'), 'src/a.ts'].sort());
+			} finally {
+				secrets.cleanup();
+			}
+		});
+
+		it('a walk cut at its bound still finds what was created in the part it reads', async () => {
+			const cache = new ProtectedScanCache(0);
+			const cut = async () => findProtected([tree.root], globs, { nocase: false, limit: 12, cache });
+			const first = await cut();
+			assert.equal(first.complete, false);
+			await nextTick();
+			fs.writeFileSync(tree.file('.env.new'), '');
+			const second = await cut();
+			assert.equal(second.complete, false);
+			assert.deepEqual(second.paths.map(p => path.relative(tree.root, p)).filter(p => !first.paths.includes(tree.file(p))), ['.env.new']);
+		});
+
+		it('forgets what it saw when the globs change', async () => {
+			const cache = new ProtectedScanCache(0);
+			assert.deepEqual(await found(cache), initial);
+			const other = await findProtected([tree.root], ['**/*.ts'], { nocase: false, limit: 1000, cache });
+			assert.deepEqual(other.paths.map(p => path.relative(tree.root, p)), ['src/a.ts']);
+			assert.deepEqual(await found(cache), initial);
+		});
 	});
 
 	it('builds a policy: workspace writable, protected read-only, deny list and storage hidden, command logs readable', async () => {
@@ -614,6 +713,65 @@ describe('the read-only search profile', function () {
 			outside.cleanup();
 			parent.cleanup();
 		}
+	});
+});
+
+describe('a search\'s sandbox, started without waiting for the probe', function () {
+	this.timeout(20_000);
+	let tree: ReturnType<typeof makeTree>;
+	let tools: ReturnType<typeof makeTree>;
+	beforeEach(async function () {
+		if (process.platform !== 'linux' || !(await sandboxAvailability()).ok) this.skip();
+		tree = makeTree({ 'src/a.txt': 'needle\n' });
+		tools = makeTree();
+	});
+	afterEach(() => {
+		tree?.cleanup();
+		tools?.cleanup();
+	});
+	/** A bwrap stand-in (a fresh path: probes are kept per path) that logs its calls and then does `body`. */
+	const fakeBwrap = (body: string) => {
+		const file = path.join(tools.root, `bwrap-${Math.random().toString(36).slice(2)}`);
+		fs.writeFileSync(file, `#!/bin/sh\necho "$*" >> ${tools.file('calls.log')}\n${body}\n`, { mode: 0o755 });
+		return file;
+	};
+	const calls = () => (fs.existsSync(tools.file('calls.log')) ? fs.readFileSync(tools.file('calls.log'), 'utf8').trim().split('\n') : []);
+
+	it('runs the search in bubblewrap at once: no probe before it', async () => {
+		const h = makeHarness(tree.root, { sandbox: { bwrapPath: fakeBwrap('exec bwrap "$@"') } });
+		const result = await h.invoke('grep', { pattern: 'needle' });
+		assert.match(resultText(result), /src\/a\.txt:1: needle/);
+		assert.equal(calls().length, 1);
+		assert.match(calls()[0], /--unshare-net .*--ro-bind-try .*rg .*needle/);
+	});
+
+	it('searches a workspace opened through a link (the sandbox shows it at its real path)', async () => {
+		const link = path.join(tools.root, 'linked-workspace');
+		fs.symlinkSync(tree.root, link);
+		const h = makeHarness(link);
+		const result = await h.invoke('grep', { pattern: 'needle' });
+		assert.equal(result.error, undefined, resultText(result));
+		assert.match(resultText(result), /1 matching line in 1 file[\s\S]*src\/a\.txt:1: needle/);
+		assert.match(resultText(await h.invoke('find_files', { pattern: '*.txt' })), /src\/a\.txt/);
+	});
+
+	it('where bubblewrap cannot start (the probe agrees), searches plainly, as where there is none', async () => {
+		const h = makeHarness(tree.root, { sandbox: { bwrapPath: fakeBwrap('echo "bwrap: No permissions to create new namespace" >&2; exit 1') } });
+		for (const tool of ['grep', 'find_files']) {
+			const result = await h.invoke(tool, { pattern: tool === 'grep' ? 'needle' : '*.txt' });
+			assert.match(resultText(result), /src\/a\.txt/, tool);
+		}
+		const [first, ...rest] = calls();
+		assert.match(first, /\/rg /, 'the first search tried the sandbox');
+		assert.ok(rest.length > 0 && rest.every(call => / true$/.test(call)), 'then the probe ran, and later searches knew there is no sandbox');
+	});
+
+	it('where the probe says bubblewrap works but the search\'s sandbox failed, refuses rather than search unconfined', async () => {
+		const h = makeHarness(tree.root, { sandbox: { bwrapPath: fakeBwrap('case "$*" in *ripgrep*) echo "bwrap: Can\'t bind mount /oldroot/x: Invalid argument" >&2; exit 1;; esac\nexec bwrap "$@"') } });
+		const result = await h.invoke('grep', { pattern: 'needle' });
+		assert.equal(result.error?.code, 'io');
+		assert.match(result.error!.message, /The search sandbox could not be set up \(bwrap: Can't bind mount \/oldroot\/x: Invalid argument\), so nothing was searched/);
+		assert.doesNotMatch(resultText(result), /needle\n|a\.txt:1/);
 	});
 });
 

@@ -332,6 +332,11 @@ export interface ProtectedGlob {
 	 */
 	covers(relative: string): boolean;
 	/**
+	 * The path itself matches, folders above it not tested: what `covers` says in a walk that
+	 * entered no covered folder (policy.ts findProtected), without testing every ancestor again.
+	 */
+	matches(relative: string): boolean;
+	/**
 	 * A folder above or at the glob's fixed part (`.vscode` for `.vscode/*.json`; none when the glob
 	 * has no fixed part): moving or deleting it is a change to the protected files it may hold.
 	 */
@@ -342,7 +347,7 @@ export interface ProtectedGlob {
 
 export function protectedGlob(glob: string, caseInsensitive: boolean): ProtectedGlob {
 	const pattern = glob.replace(/\/+$/, '');
-	if (pattern === '') return { pattern, covers: () => false, leadsTo: () => false, mayHold: () => false };
+	if (pattern === '') return { pattern, covers: () => false, matches: () => false, leadsTo: () => false, mayHold: () => false };
 	const matches = picomatch(pattern, { dot: true, nocase: caseInsensitive });
 	const fold = (text: string) => (caseInsensitive ? text.toLowerCase() : text);
 	const base = fold(picomatch.scan(pattern).base);
@@ -359,6 +364,7 @@ export function protectedGlob(glob: string, caseInsensitive: boolean): Protected
 			}
 			return false;
 		},
+		matches,
 		leadsTo,
 		mayHold: relative => base === '' || leadsTo(relative) || fold(relative).startsWith(`${base}/`),
 	};

@@ -1,8 +1,8 @@
-import { existsSync } from 'node:fs';
+import { existsSync, lstatSync } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import picomatch from 'picomatch';
-import { protectedGlob } from '../policy/boundary';
+import { ProtectedGlob, protectedGlob } from '../policy/boundary';
 import { contains } from '../files/paths';
 
 /**
@@ -72,6 +72,8 @@ export interface CommandPolicyInput {
 	readonly tmpDir: string;
 	readonly platform?: NodeJS.Platform;
 	readonly scanLimit?: number;
+	/** This workspace's protected-path walks so far (see ProtectedScanCache). */
+	readonly scanCache?: ProtectedScanCache;
 }
 
 /** The policy of run_command and exec_command (README, "Sandbox"). */
@@ -94,6 +96,7 @@ export async function commandPolicy(input: CommandPolicyInput): Promise<CommandP
 	const scanOptions = {
 		nocase: CASE_INSENSITIVE_PLATFORMS.includes(input.platform ?? process.platform),
 		limit: input.scanLimit ?? PROTECTED_SCAN_LIMIT,
+		cache: input.scanCache,
 	};
 	const scan = await findProtected(roots, input.protectedPaths, scanOptions);
 	const hidden = await existingHidden([...DEFAULT_DENY_READ, ...input.denyRead, ...(input.storageRoot ? [input.storageRoot] : [])], input.home);
@@ -217,47 +220,177 @@ async function existingHidden(entries: readonly string[], home: string): Promise
 interface ScanOptions {
 	readonly nocase: boolean;
 	readonly limit: number;
+	/** What earlier walks of this workspace saw, reused where a folder is unchanged. */
+	readonly cache?: ProtectedScanCache;
+}
+
+/**
+ * What a walk found in one folder: matches by absolute path (matching symlinks apart, resolved on
+ * every walk since their targets can move), and the subfolders to enter.
+ */
+interface FolderScan {
+	readonly entries: number;
+	readonly found: readonly string[];
+	readonly links: readonly string[];
+	readonly folders: readonly string[];
+}
+
+/** A folder as lstat saw it before its entries were read: any change to its entries changes this. */
+interface FolderState {
+	readonly dev: number;
+	readonly ino: number;
+	readonly mtimeMs: number;
+	readonly ctimeMs: number;
+}
+
+/** A folder's scan and the state it was read in. */
+interface Remembered {
+	readonly state: FolderState;
+	readonly scan: FolderScan;
+}
+
+/**
+ * The protected-path walks of one workspace remember each folder they read, with its state, so
+ * that the next walk (the one after the command, the next command's) reads only the folders whose
+ * entries changed and lstats the rest: a folder's mtime and ctime change whenever an entry is
+ * added, removed or renamed, and ctime cannot be set back (a command's `touch -d` resets mtime
+ * only). Both are stamped from a coarse clock (a few ms on ext4, 2 s on FAT), so a folder changed
+ * in the last SETTLE_MS before it was read may change again with the same stamps: such a listing is
+ * not reused. What a walk remembers replaces what the one before it did, so it holds at most the
+ * folders of one bounded walk.
+ */
+export class ProtectedScanCache {
+	private rules = '';
+	private folders = new Map<string, Remembered>();
+
+	/** `settleMs`: how long a folder must have been unchanged when read for its listing to be reused. */
+	constructor(private readonly settleMs = SETTLE_MS) {}
+
+	/** Starts a walk for these rules: what an earlier walk for other rules saw is of no use. */
+	begin(rules: string): ReadonlyMap<string, Remembered> {
+		if (rules !== this.rules) {
+			this.rules = rules;
+			this.folders = new Map();
+		}
+		return this.folders;
+	}
+
+	/** Whether a listing read at `readAt` (ms) of a folder in `state` may be reused later. */
+	settled(state: FolderState, readAt: number): boolean {
+		return readAt - Math.max(state.mtimeMs, state.ctimeMs) >= this.settleMs;
+	}
+
+	/** What this walk saw becomes what the next one reuses (walks that overlap each leave a valid set). */
+	end(rules: string, seen: Map<string, Remembered>): void {
+		if (rules === this.rules) this.folders = seen;
+	}
+}
+
+/** See ProtectedScanCache: more than FAT's 2 s timestamps, and any local file system's clock tick. */
+const SETTLE_MS = 3_000;
+
+function sameState(a: FolderState, b: FolderState): boolean {
+	return a.ino === b.ino && a.dev === b.dev && a.mtimeMs === b.mtimeMs && a.ctimeMs === b.ctimeMs;
 }
 
 /**
  * Existing matches of the protected globs below the roots, by real path: a folder matched by
  * `x/**` is returned whole and not entered. Symlinks are not followed; one that matches counts by
  * its target when that is inside a root (outside, the target is read-only anyway). The walk stops
- * after `limit` entries: `complete` says whether it saw everything.
+ * after the folder where it passed `limit` entries: `complete` says whether it saw everything.
  */
 export async function findProtected(roots: readonly string[], globs: readonly string[], options: ScanOptions): Promise<{ paths: string[]; complete: boolean }> {
 	const rules = globs.map(glob => protectedGlob(glob, options.nocase));
+	const signature = `${options.nocase}\0${globs.join('\0')}`;
+	const cache = options.cache;
+	const known = cache?.begin(signature) ?? new Map<string, Remembered>();
+	const seen = new Map<string, Remembered>();
 	const found = new Set<string>();
 	let budget = options.limit;
-	// Breadth first, a batch of folders read at once: this runs before every command.
+	// Breadth first, a slice of folders at a time: lstat each (synchronous: a few µs, where an
+	// async call costs several times that), read the changed ones at once, then let others run.
 	let batch = roots.map(root => ({ root, folder: '' }));
 	while (batch.length > 0) {
 		const next: typeof batch = [];
-		for (let start = 0; start < batch.length; start += SCAN_PARALLEL) {
-			const listed = await Promise.all(batch.slice(start, start + SCAN_PARALLEL).map(async place =>
-				({ ...place, entries: await fs.readdir(path.join(place.root, place.folder), { withFileTypes: true }).catch(() => []) })));
-			for (const { root, folder, entries } of listed) {
-				for (const entry of entries) {
-					if (--budget < 0) return { paths: [...found], complete: false };
-					const relative = folder ? `${folder}/${entry.name}` : entry.name;
-					const absolute = path.join(root, relative);
-					if (entry.isDirectory()) {
-						if (rules.some(rule => rule.covers(relative))) found.add(absolute);
-						else if (rules.some(rule => rule.mayHold(relative))) next.push({ root, folder: relative });
-					} else if (rules.some(rule => rule.covers(relative))) {
-						const target = entry.isSymbolicLink() ? await realOrUndefined(absolute) : absolute;
-						if (target && roots.some(other => contains(other, target))) found.add(target);
-					}
+		for (let start = 0; start < batch.length; start += SCAN_SLICE) {
+			const slice = batch.slice(start, start + SCAN_SLICE);
+			const scans = slice.map(({ root, folder }): FolderScan | Promise<FolderScan> => {
+				const absolute = folder === '' ? root : `${root}${path.sep}${folder}`;
+				const state = folderState(absolute);
+				if (!state) return EMPTY_SCAN;
+				const remembered = known.get(absolute);
+				if (remembered && sameState(remembered.state, state)) {
+					seen.set(absolute, remembered);
+					return remembered.scan;
 				}
+				const readAt = Date.now();
+				return scanFolder(root, folder, rules).then(scan => {
+					if (scan && cache?.settled(state, readAt)) seen.set(absolute, { state, scan });
+					return scan ?? EMPTY_SCAN;
+				});
+			});
+			for (const [index, pending] of scans.entries()) {
+				const scan = await pending;
+				const root = slice[index].root;
+				budget -= scan.entries;
+				for (const match of scan.found) found.add(match);
+				for (const link of scan.links) {
+					const target = await realOrUndefined(link);
+					if (target && roots.some(other => contains(other, target))) found.add(target);
+				}
+				if (budget < 0) {
+					cache?.end(signature, seen);
+					return { paths: [...found], complete: false };
+				}
+				for (const folder of scan.folders) next.push({ root, folder });
 			}
+			// A big unchanged tree is a few thousand lstat calls in a row: let other work run between slices.
+			await new Promise(resolve => setImmediate(resolve));
 		}
 		batch = next;
 	}
+	cache?.end(signature, seen);
 	return { paths: [...found], complete: true };
 }
 
-/** Folders a protected-path walk reads at once. */
-const SCAN_PARALLEL = 32;
+/** Folders a protected-path walk takes at a time. */
+const SCAN_SLICE = 256;
+
+const EMPTY_SCAN: FolderScan = { entries: 0, found: [], links: [], folders: [] };
+
+/** The folder's state, or undefined when it is gone, unreadable, or no longer a folder (a link swapped in is not followed). */
+function folderState(absolute: string): FolderState | undefined {
+	try {
+		// Stamps as float ms (µs precision): a reused listing's stamps are seconds older than any change since.
+		const stat = lstatSync(absolute, { throwIfNoEntry: false });
+		return stat?.isDirectory() ? { dev: stat.dev, ino: stat.ino, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs } : undefined;
+	} catch {
+		return undefined;
+	}
+}
+
+/**
+ * One folder's entries against the rules. Only the entry's own path is tested: the walk entered
+ * no folder that a rule covers, so no folder above it matches.
+ */
+async function scanFolder(root: string, folder: string, rules: readonly ProtectedGlob[]): Promise<FolderScan | undefined> {
+	const entries = await fs.readdir(path.join(root, folder), { withFileTypes: true }).catch(() => undefined);
+	if (!entries) return undefined;
+	const found: string[] = [];
+	const links: string[] = [];
+	const folders: string[] = [];
+	for (const entry of entries) {
+		const relative = folder ? `${folder}/${entry.name}` : entry.name;
+		const matched = rules.some(rule => rule.matches(relative));
+		if (entry.isDirectory()) {
+			if (matched) found.push(path.join(root, relative));
+			else if (rules.some(rule => rule.mayHold(relative))) folders.push(relative);
+		} else if (matched) {
+			(entry.isSymbolicLink() ? links : found).push(path.join(root, relative));
+		}
+	}
+	return { entries: entries.length, found, links, folders };
+}
 
 async function realOrUndefined(absolute: string): Promise<string | undefined> {
 	try {

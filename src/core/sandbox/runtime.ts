@@ -92,16 +92,26 @@ const PROBE_MS = 5_000;
 const INSTALL_BWRAP = 'install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)';
 
 const probes = new Map<string, Promise<Availability>>();
+/** The probes that have answered, for a search that must not wait for one (see readOnlySearch). */
+const answered = new Map<string, Availability>();
 const warned = new WeakSet<SandboxHostOptions>();
+
+/** The platform and bubblewrap a host uses, and the key its probe is kept under. */
+function hostTools(host: SandboxHostOptions): { platform: NodeJS.Platform; bwrap: string; key: string } {
+	const platform = host.platform ?? process.platform;
+	const bwrap = host.bwrapPath ?? findOnPath('bwrap', process.env) ?? '/usr/bin/bwrap';
+	return { platform, bwrap, key: `${platform}\0${bwrap}` };
+}
 
 /** Whether this host can sandbox, probed once per host and tool path: `bwrap … true` must run. */
 export function sandboxAvailability(host: SandboxHostOptions = {}): Promise<Availability> {
-	const platform = host.platform ?? process.platform;
-	const bwrap = host.bwrapPath ?? findOnPath('bwrap', process.env) ?? '/usr/bin/bwrap';
-	const key = `${platform}\0${bwrap}`;
+	const { platform, bwrap, key } = hostTools(host);
 	let probe = probes.get(key);
 	if (!probe) {
-		probe = probeRuntime(platform, bwrap);
+		probe = probeRuntime(platform, bwrap).then(availability => {
+			answered.set(key, availability);
+			return availability;
+		});
 		probes.set(key, probe);
 	}
 	return probe;
@@ -232,10 +242,42 @@ function confine(runtime: Runtime, policy: SandboxPolicy, cwd: string, program: 
 /**
  * `program` (ripgrep, for grep and find_files) confined to reading `folders`: nothing else of the
  * user's is visible, nothing is writable, no network. Undefined when this host has no sandbox.
+ *
+ * A search does not wait for the probe (a process of its own, ~9 ms, before a CLI's first search):
+ * where bubblewrap is installed and no probe has answered yet, the search starts in it at once, and
+ * only if bubblewrap fails to set it up does `searchSandboxFailed` probe to tell why. Nor does it
+ * shield bwrap from the group's signals (`env`, two more programs to start): nothing sends ripgrep
+ * one but our own SIGKILL.
  */
 export async function readOnlySearch(program: Program, options: { folders: readonly string[]; cwd: string }, host: SandboxHostOptions = {}): Promise<Program | undefined> {
-	const available = await sandboxAvailability(host);
-	if (!available.ok) return undefined;
+	const runtime = await searchRuntime(host);
+	if (!runtime) return undefined;
 	const policy = await readOnlySearchPolicy(options.folders, [path.dirname(program.file)]);
-	return confine(available.runtime, policy, options.cwd, program);
+	return runtime.kind === 'bwrap' ? bwrapProgram({ bwrap: runtime.bwrap }, policy, options.cwd, program) : confine(runtime, policy, options.cwd, program);
+}
+
+async function searchRuntime(host: SandboxHostOptions): Promise<Runtime | undefined> {
+	const { platform, bwrap, key } = hostTools(host);
+	const known = answered.get(key);
+	if (known) return known.ok ? known.runtime : undefined;
+	if (platform === 'linux' && fs.existsSync(bwrap)) return { kind: 'bwrap', bwrap };
+	const available = await sandboxAvailability(host);
+	return available.ok ? available.runtime : undefined;
+}
+
+/** True when a confined program printed nothing and ended with the sandbox's own complaint: it never started. */
+export function sandboxFailedToStart(stderr: string): boolean {
+	return /^(bwrap|sandbox-exec): /.test(stderr);
+}
+
+/**
+ * After a search's sandbox failed to start: resolves when this host has no sandbox after all (the
+ * search then runs plainly, as it does where none can be had); throws when the probe says the
+ * sandbox works, since searching unconfined then would break the promise silently.
+ */
+export async function searchSandboxFailed(stderr: string, host: SandboxHostOptions = {}): Promise<void> {
+	const available = await sandboxAvailability(host);
+	if (!available.ok) return;
+	const said = stderr.split('\n')[0].trim();
+	throw new ToolError('io', `The search sandbox could not be set up (${said}), so nothing was searched. Try again; if it keeps failing, tell the user (with toolbelt.sandbox.mode "off" searches run without it).`);
 }

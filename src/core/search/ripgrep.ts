@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { findOnPath } from '../commands/process';
 import { CancelledError, ToolError } from '../results/errors';
 import type { Program } from '../sandbox/bwrap';
-import { readOnlySearch, SandboxHostOptions } from '../sandbox/runtime';
+import { readOnlySearch, SandboxHostOptions, sandboxFailedToStart, searchSandboxFailed } from '../sandbox/runtime';
 
 /**
  * ripgrep for find_files and grep: the binary that ships inside `@vscode/ripgrep` (no download),
@@ -16,11 +16,17 @@ import { readOnlySearch, SandboxHostOptions } from '../sandbox/runtime';
 /** A lazy memo of a fact that never changes while the process runs (where rg is), so it may be module-wide. */
 let cachedPath: string | undefined;
 
-/** The rg binary. Required lazily so the module loads where the package is missing (it is external to the bundle). */
+/**
+ * The rg binary. Found lazily so the module loads where the package is missing (it is external to
+ * the bundle). @vscode/ripgrep is an ES module whose whole work is to resolve its platform
+ * package's binary; loading it from CommonJS starts Node's ESM loader (tens of ms on a CLI's
+ * first search), so the same resolution is made here first, and the package asked only when that
+ * finds nothing (a layout npm nested differently).
+ */
 export function rgPath(): string {
 	if (!cachedPath) {
 		try {
-			cachedPath = (require('@vscode/ripgrep') as { rgPath: string }).rgPath;
+			cachedPath = platformBinary() ?? (require('@vscode/ripgrep') as { rgPath: string }).rgPath;
 		} catch (error) {
 			throw new ToolError('io', `The search engine (ripgrep from @vscode/ripgrep) is not available: ${(error as Error).message}. Reinstall the extension.`);
 		}
@@ -28,6 +34,16 @@ export function rgPath(): string {
 		cachedPath = cachedPath.replace(/\bnode_modules\.asar\b/, 'node_modules.asar.unpacked');
 	}
 	return cachedPath;
+}
+
+/** What @vscode/ripgrep resolves: `@vscode/ripgrep-<platform>-<arch>/bin/rg`, its arch overridable as npm's is. */
+function platformBinary(): string | undefined {
+	const arch = process.env.npm_config_arch || process.arch;
+	try {
+		return require.resolve(`@vscode/ripgrep-${process.platform}-${arch}/bin/${process.platform === 'win32' ? 'rg.exe' : 'rg'}`);
+	} catch {
+		return undefined;
+	}
 }
 
 export interface FilterOptions {
@@ -167,16 +183,35 @@ const MAX_LINE_BYTES = 64 * 1024;
  */
 export async function runRg(args: readonly string[], options: RgOptions): Promise<RgRun> {
 	if (options.signal?.aborted) throw new CancelledError('The search');
-	const plain = options.boundMemory ? memoryBounded({ file: rgPath(), args }) : { file: rgPath(), args };
-	const program = options.confine
-		? await readOnlySearch(plain, { folders: [options.cwd, ...ancestorIgnoreFiles(options.cwd), path.dirname(rgPath())], cwd: options.cwd }, options.confine) ?? plain
-		: plain;
-	if (options.signal?.aborted) throw new CancelledError('The search');
+	const rg = { file: rgPath(), args };
+	const confined = options.confine && await confinedRg(rg, options.cwd, options.confine);
+	if (confined) {
+		const run = await startRg(options.boundMemory ? memoryBounded(confined) : confined, options);
+		if (!run.sandboxFailed) return run;
+		await searchSandboxFailed(run.stderr, options.confine);
+	}
+	return startRg(options.boundMemory ? memoryBounded(rg) : rg, options);
+}
+
+/**
+ * rg in the search sandbox, entered at the folder's real path: the sandbox shows folders at their
+ * real paths only, so a workspace opened through a link would not be there by its linked name
+ * (and a plain rg's getcwd() sees the real path too, whose parents' ignore files it reads).
+ */
+async function confinedRg(rg: Program, folder: string, host: SandboxHostOptions): Promise<Program | undefined> {
+	const cwd = await fs.promises.realpath(folder).catch(() => folder);
+	return readOnlySearch(rg, { folders: [cwd, ...ancestorIgnoreFiles(cwd), path.dirname(rg.file)], cwd }, host);
+}
+
+/** One rg process (perhaps wrapped); `sandboxFailed`: the wrapper's sandbox never started it. */
+function startRg(program: Program, options: RgOptions): Promise<RgRun & { sandboxFailed: boolean }> {
+	if (options.signal?.aborted) return Promise.reject(new CancelledError('The search'));
 	return new Promise((resolve, reject) => {
 		// stdin is /dev/null: with a pipe there, rg would search its standard input.
 		const child = spawn(program.file, [...program.args], { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
 		const lines = new LineSplitter(options, options.maxLineBytes ?? MAX_LINE_BYTES);
 		let stderr = '';
+		let printed = false;
 		let stopped = false;
 		let settled = false;
 		const stop = () => {
@@ -188,6 +223,7 @@ export async function runRg(args: readonly string[], options: RgOptions): Promis
 		const onAbort = () => stop();
 		options.signal?.addEventListener('abort', onAbort, { once: true });
 		child.stdout.on('data', (chunk: Buffer) => {
+			printed = true;
 			if (!stopped && !lines.push(chunk)) stop();
 		});
 		child.stderr.setEncoding('utf8');
@@ -200,7 +236,7 @@ export async function runRg(args: readonly string[], options: RgOptions): Promis
 			options.signal?.removeEventListener('abort', onAbort);
 			if (!stopped) lines.end();
 			if (options.signal?.aborted) reject(new CancelledError('The search'));
-			else resolve({ code, stderr, stopped, outOfMemory: !stopped && OUT_OF_MEMORY.test(stderr) });
+			else resolve({ code, stderr, stopped, outOfMemory: !stopped && OUT_OF_MEMORY.test(stderr), sandboxFailed: !printed && code !== 0 && sandboxFailedToStart(stderr) });
 		};
 		child.on('error', error => {
 			if (settled) return;
@@ -349,7 +385,7 @@ function ancestorIgnoreFiles(folder: string): string[] {
 	for (let current = path.dirname(path.resolve(folder)); ; current = path.dirname(current)) {
 		for (const name of ['.gitignore', '.ignore', '.rgignore']) {
 			const candidate = path.join(current, name);
-			if (existsSync(candidate)) found.push(candidate);
+			if (fs.existsSync(candidate)) found.push(candidate);
 		}
 		if (path.dirname(current) === current) return found;
 	}

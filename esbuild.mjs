@@ -1,4 +1,5 @@
 // Bundles the extension and the CLI. Type checking is its own step (`npm run typecheck`).
+import { createRequire } from 'node:module';
 import * as esbuild from 'esbuild';
 
 const production = process.argv.includes('--production');
@@ -48,12 +49,43 @@ const mcpApart = {
 	},
 };
 
+/**
+ * Likewise `import('./workspaceCommands')` (run, and list with custom tools: the tools themselves)
+ * becomes dist/cliWorkspace.js: `toolbelt list` reads, compiles and evaluates only the small rest.
+ */
+const workspaceApart = {
+	name: 'workspace-apart',
+	setup(build) {
+		build.onResolve({ filter: /^\.\/workspaceCommands$/ }, () => ({ path: './cliWorkspace.js', external: true }));
+	},
+};
+
+/**
+ * `toolbelt list` prints the built-in tools' descriptions: in the CLI's bundle they are data,
+ * computed here by bundling src/tools/builtinDescriptions.ts on its own and calling it, so a listing
+ * neither compiles nor evaluates the tools (their schemas are built when their modules load).
+ */
+const BUILTIN_DESCRIPTIONS = /[\\/]src[\\/]tools[\\/]builtinDescriptions\.ts$/;
+const builtinDescriptionsAsData = {
+	name: 'builtin-descriptions-as-data',
+	setup(build) {
+		build.onLoad({ filter: BUILTIN_DESCRIPTIONS }, async args => {
+			const { outputFiles: [bundle] } = await esbuild.build({ ...common, entryPoints: [args.path], write: false, metafile: true, outfile: 'descriptions.js', minify: false, sourcemap: false, logLevel: 'silent' });
+			const module = { exports: {} };
+			new Function('module', 'exports', 'require', bundle.text)(module, module.exports, createRequire(args.path));
+			const json = JSON.stringify(module.exports.builtinDescriptions());
+			return { contents: `export function builtinDescriptions() {\n\treturn JSON.parse(${JSON.stringify(json)});\n}\n`, loader: 'js', watchFiles: Object.keys(bundle.metafile?.inputs ?? {}) };
+		});
+	},
+};
+
 const builds = [
 	{ ...common, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js' },
 	// `toolbelt`: a small launcher that loads the CLI itself through a code cache (see src/cli/launch.ts).
 	{ ...common, entryPoints: ['src/cli/launch.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } },
 	// A require, not import(): the launcher compiles the bundle itself, without an ES module loader.
-	{ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cliMain.js', plugins: [...common.plugins, mcpApart], supported: { 'dynamic-import': false } },
+	{ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cliMain.js', plugins: [...common.plugins, mcpApart, workspaceApart, builtinDescriptionsAsData], supported: { 'dynamic-import': false } },
+	{ ...common, entryPoints: ['src/cli/workspaceCommands.ts'], outfile: 'dist/cliWorkspace.js' },
 	{ ...common, entryPoints: ['src/mcp/server.ts'], outfile: 'dist/mcp.js' },
 ];
 

@@ -128,9 +128,9 @@ function check(vsix) {
 		throw new Error(`${path.basename(vsix)} has the wrong runtime packages: missing ${missing.join(', ') || 'none'}; unexpected ${extra.join(', ') || 'none'}.`);
 	}
 	const dist = listing.filter(file => file.startsWith('extension/dist/')).sort();
-	// The CLI (its launcher, its body and the MCP server it loads) is the server VS Code starts for
-	// the workspace's custom tools.
-	const shipped = ['cli.js', 'cliMain.js', 'extension.js', 'mcp.js'].map(name => `extension/dist/${name}`);
+	// The CLI (its launcher, its body, the tools' bundle and the MCP server it loads) is the server
+	// VS Code starts for the workspace's custom tools.
+	const shipped = ['cli.js', 'cliMain.js', 'cliWorkspace.js', 'extension.js', 'mcp.js'].map(name => `extension/dist/${name}`);
 	if (dist.join() !== shipped.join()) {
 		throw new Error(`${path.basename(vsix)} must ship ${shipped.map(file => file.slice('extension/'.length)).join(', ')} alone (no source maps), not: ${dist.join(', ') || 'nothing'}.`);
 	}

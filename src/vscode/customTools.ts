@@ -3,7 +3,8 @@ import * as vscode from 'vscode';
 import type { Boundary } from '../core/policy/boundary';
 import type { Settings } from '../core/policy/settings';
 import { CustomToolCatalog } from '../tools/custom/catalog';
-import { DEFINITIONS_FOLDER, formatProblem } from '../tools/custom/definitions';
+import { formatProblem } from '../tools/custom/definitions';
+import { DEFINITIONS_FOLDER } from '../tools/custom/location';
 import { isSwitchedOff } from '../tools/tool';
 
 /**

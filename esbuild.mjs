@@ -79,8 +79,21 @@ const builtinDescriptionsAsData = {
 	},
 };
 
+/**
+ * The extension's `import('./vscode/workbench')` becomes a require of dist/workbench.js: activation
+ * loads only dist/extension.js (registering the entry points, a few kilobytes), and the registry,
+ * the tools and the views load when first needed (see src/vscode/entryPoints.ts).
+ */
+const workbenchApart = {
+	name: 'workbench-apart',
+	setup(build) {
+		build.onResolve({ filter: /^\.\/vscode\/workbench$/ }, () => ({ path: './workbench.js', external: true }));
+	},
+};
+
 const builds = [
-	{ ...common, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js' },
+	{ ...common, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js', plugins: [...common.plugins, workbenchApart], supported: { 'dynamic-import': false } },
+	{ ...common, entryPoints: ['src/vscode/workbench.ts'], outfile: 'dist/workbench.js' },
 	// `toolbelt`: a small launcher that loads the CLI itself through a code cache (see src/cli/launch.ts).
 	{ ...common, entryPoints: ['src/cli/launch.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } },
 	// A require, not import(): the launcher compiles the bundle itself, without an ES module loader.

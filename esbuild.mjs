@@ -1,4 +1,5 @@
 // Bundles the extension and the CLI. Type checking is its own step (`npm run typecheck`).
+import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as esbuild from 'esbuild';
 
@@ -101,6 +102,14 @@ const builds = [
 	{ ...common, entryPoints: ['src/cli/workspaceCommands.ts'], outfile: 'dist/cliWorkspace.js' },
 	{ ...common, entryPoints: ['src/mcp/server.ts'], outfile: 'dist/mcp.js' },
 ];
+
+/**
+ * Node looks up the package.json nearest to every CommonJS file it loads (for its "type"), and
+ * reads and parses the repository's whole manifest (64 KB: every tool's schema) to learn it: a few
+ * milliseconds of each start of the CLI and of loading the extension. This one answers first.
+ */
+fs.mkdirSync('dist', { recursive: true });
+fs.writeFileSync('dist/package.json', `${JSON.stringify({ type: 'commonjs' })}\n`);
 
 if (watch) {
 	for (const options of builds) {

@@ -130,8 +130,8 @@ function check(vsix) {
 	const dist = listing.filter(file => file.startsWith('extension/dist/')).sort();
 	// The extension is its entry points (extension.js) and the workbench they load (workbench.js); the
 	// CLI (its launcher, its body, the tools' bundle and the MCP server it loads) is the server VS Code
-	// starts for the workspace's custom tools.
-	const shipped = ['cli.js', 'cliMain.js', 'cliWorkspace.js', 'extension.js', 'mcp.js', 'workbench.js'].map(name => `extension/dist/${name}`);
+	// starts for the workspace's custom tools; package.json spares Node reading the whole manifest.
+	const shipped = ['cli.js', 'cliMain.js', 'cliWorkspace.js', 'extension.js', 'mcp.js', 'package.json', 'workbench.js'].map(name => `extension/dist/${name}`);
 	if (dist.join() !== shipped.join()) {
 		throw new Error(`${path.basename(vsix)} must ship ${shipped.map(file => file.slice('extension/'.length)).join(', ')} alone (no source maps), not: ${dist.join(', ') || 'nothing'}.`);
 	}

@@ -117,6 +117,10 @@ function parseJson(text: string, flag: string): unknown {
 	}
 }
 
+/**
+ * The built-in tools need nothing of the workspace: where no folder has custom tools, the list is
+ * their descriptions as built, printed without a registry, the tools' code or a storage folder.
+ */
 async function list(args: string[], loader: BundleLoader): Promise<number> {
 	const roots: string[] = [];
 	parseFlags(args, { '--root': value => roots.push(path.resolve(value())) });

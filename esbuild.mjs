@@ -1,4 +1,6 @@
 // Bundles the extension and the CLI. Type checking is its own step (`npm run typecheck`).
+import * as fs from 'node:fs';
+import { createRequire } from 'node:module';
 import * as esbuild from 'esbuild';
 
 const production = process.argv.includes('--production');
@@ -48,14 +50,66 @@ const mcpApart = {
 	},
 };
 
+/**
+ * Likewise `import('./workspaceCommands')` (run, and list with custom tools: the tools themselves)
+ * becomes dist/cliWorkspace.js: `toolbelt list` reads, compiles and evaluates only the small rest.
+ */
+const workspaceApart = {
+	name: 'workspace-apart',
+	setup(build) {
+		build.onResolve({ filter: /^\.\/workspaceCommands$/ }, () => ({ path: './cliWorkspace.js', external: true }));
+	},
+};
+
+/**
+ * `toolbelt list` prints the built-in tools' descriptions: in the CLI's bundle they are data,
+ * computed here by bundling src/tools/builtinDescriptions.ts on its own and calling it, so a listing
+ * neither compiles nor evaluates the tools (their schemas are built when their modules load).
+ */
+const BUILTIN_DESCRIPTIONS = /[\\/]src[\\/]tools[\\/]builtinDescriptions\.ts$/;
+const builtinDescriptionsAsData = {
+	name: 'builtin-descriptions-as-data',
+	setup(build) {
+		build.onLoad({ filter: BUILTIN_DESCRIPTIONS }, async args => {
+			const { outputFiles: [bundle] } = await esbuild.build({ ...common, entryPoints: [args.path], write: false, metafile: true, outfile: 'descriptions.js', minify: false, sourcemap: false, logLevel: 'silent' });
+			const module = { exports: {} };
+			new Function('module', 'exports', 'require', bundle.text)(module, module.exports, createRequire(args.path));
+			const json = JSON.stringify(module.exports.builtinDescriptions());
+			return { contents: `export function builtinDescriptions() {\n\treturn JSON.parse(${JSON.stringify(json)});\n}\n`, loader: 'js', watchFiles: Object.keys(bundle.metafile?.inputs ?? {}) };
+		});
+	},
+};
+
+/**
+ * The extension's `import('./vscode/workbench')` becomes a require of dist/workbench.js: activation
+ * loads only dist/extension.js (registering the entry points, a few kilobytes), and the registry,
+ * the tools and the views load when first needed (see src/vscode/entryPoints.ts).
+ */
+const workbenchApart = {
+	name: 'workbench-apart',
+	setup(build) {
+		build.onResolve({ filter: /^\.\/vscode\/workbench$/ }, () => ({ path: './workbench.js', external: true }));
+	},
+};
+
 const builds = [
-	{ ...common, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js' },
+	{ ...common, entryPoints: ['src/extension.ts'], outfile: 'dist/extension.js', plugins: [...common.plugins, workbenchApart], supported: { 'dynamic-import': false } },
+	{ ...common, entryPoints: ['src/vscode/workbench.ts'], outfile: 'dist/workbench.js' },
 	// `toolbelt`: a small launcher that loads the CLI itself through a code cache (see src/cli/launch.ts).
 	{ ...common, entryPoints: ['src/cli/launch.ts'], outfile: 'dist/cli.js', banner: { js: '#!/usr/bin/env node' } },
 	// A require, not import(): the launcher compiles the bundle itself, without an ES module loader.
-	{ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cliMain.js', plugins: [...common.plugins, mcpApart], supported: { 'dynamic-import': false } },
+	{ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/cliMain.js', plugins: [...common.plugins, mcpApart, workspaceApart, builtinDescriptionsAsData], supported: { 'dynamic-import': false } },
+	{ ...common, entryPoints: ['src/cli/workspaceCommands.ts'], outfile: 'dist/cliWorkspace.js' },
 	{ ...common, entryPoints: ['src/mcp/server.ts'], outfile: 'dist/mcp.js' },
 ];
+
+/**
+ * Node looks up the package.json nearest to every CommonJS file it loads (for its "type"), and
+ * reads and parses the repository's whole manifest (64 KB: every tool's schema) to learn it: a few
+ * milliseconds of each start of the CLI and of loading the extension. This one answers first.
+ */
+fs.mkdirSync('dist', { recursive: true });
+fs.writeFileSync('dist/package.json', `${JSON.stringify({ type: 'commonjs' })}\n`);
 
 if (watch) {
 	for (const options of builds) {

@@ -109,7 +109,7 @@ function buildProduction(dir) {
 
 /**
  * The .vsix must declare its target, hold each binary package and exactly its platform package for
- * the target, of dist/ the extension bundle alone, and none of what only the repository needs
+ * the target, of dist/ the bundles alone, and none of what only the repository needs
  * (debug symbols, the README's screenshots, which the marketplace shows from the repository).
  */
 function check(vsix) {
@@ -128,9 +128,10 @@ function check(vsix) {
 		throw new Error(`${path.basename(vsix)} has the wrong runtime packages: missing ${missing.join(', ') || 'none'}; unexpected ${extra.join(', ') || 'none'}.`);
 	}
 	const dist = listing.filter(file => file.startsWith('extension/dist/')).sort();
-	// The CLI (its launcher, its body and the MCP server it loads) is the server VS Code starts for
-	// the workspace's custom tools.
-	const shipped = ['cli.js', 'cliMain.js', 'extension.js', 'mcp.js'].map(name => `extension/dist/${name}`);
+	// The extension is its entry points (extension.js) and the workbench they load (workbench.js); the
+	// CLI (its launcher, its body, the tools' bundle and the MCP server it loads) is the server VS Code
+	// starts for the workspace's custom tools; package.json spares Node reading the whole manifest.
+	const shipped = ['cli.js', 'cliMain.js', 'cliWorkspace.js', 'extension.js', 'mcp.js', 'package.json', 'workbench.js'].map(name => `extension/dist/${name}`);
 	if (dist.join() !== shipped.join()) {
 		throw new Error(`${path.basename(vsix)} must ship ${shipped.map(file => file.slice('extension/'.length)).join(', ')} alone (no source maps), not: ${dist.join(', ') || 'nothing'}.`);
 	}

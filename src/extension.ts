@@ -1,56 +1,38 @@
-import * as path from 'node:path';
-import * as vscode from 'vscode';
-import { ALL_TOOLS, ToolRegistry } from './tools';
-import { createApi, ToolbeltApi } from './vscode/api';
-import { toAbortSignal } from './vscode/cancellation';
-import { ChangeDiffs } from './vscode/changeDiffs';
-import { registerCustomTools } from './vscode/customTools';
-import { createVscodeEnvironment } from './vscode/environment';
-import { createVscodeHost } from './vscode/host';
-import { registerLanguageModelTools } from './vscode/lmTools';
-import { createLogSink } from './vscode/log';
-import { applyWithWorkspaceEdit } from './vscode/mutation';
-import { registerSessionTerminals, SessionTerminals } from './vscode/terminals';
-import { registerWorkbenchUi } from './vscode/ui';
+import type * as vscode from 'vscode';
+import type { ToolbeltApi } from './vscode/api';
+import { LazyWorkbench, registerEntryPoints } from './vscode/entryPoints';
 
 /**
  * The one thing `deactivate` needs from `activate`: VS Code waits for the promise it returns, and
  * disposal cannot be awaited. Everything else lives in objects `activate` makes and the
  * subscriptions own.
  */
-let sessionTerminals: SessionTerminals | undefined;
+let workbench: LazyWorkbench | undefined;
 
+/**
+ * Registers the entry points (entryPoints.ts) and nothing more: the registry, the tools and the
+ * views are dist/workbench.js, loaded and started by the first entry point used, or right after
+ * activation so that the views and documents are there when the person looks.
+ */
 export function activate(context: vscode.ExtensionContext): ToolbeltApi & { readonly activationMs: number } {
 	const started = performance.now();
-	const storage = context.storageUri ?? context.globalStorageUri;
-	const log = vscode.window.createOutputChannel('Toolbelt', { log: true });
-	const warn = (message: string) => log.warn(message);
-	// <user data>/User/globalStorage/<extension>: the User folder holds every workspace's storage.
-	const sandbox = { storageRoot: path.dirname(path.dirname(context.globalStorageUri.fsPath)), warn };
-	const diffs = new ChangeDiffs();
-	const host = createVscodeHost({
-		storageDir: storage.fsPath,
-		applyChanges: applyWithWorkspaceEdit,
-		previewDiffs: { show: changes => diffs.preview(changes), close: changes => diffs.closePreviews(changes) },
-		showDiffs: changes => diffs.show(changes),
-		sandbox,
+	const lazy = new LazyWorkbench(context.subscriptions, async () => {
+		const loading = performance.now();
+		const { startWorkbench } = await import('./vscode/workbench');
+		return startWorkbench(context, { activationMs, loadMs: performance.now() - loading });
 	});
-	const env = createVscodeEnvironment(host, context.subscriptions, warn);
-	const registry = new ToolRegistry(ALL_TOOLS, env);
-	context.subscriptions.push(log, diffs, diffs.registerDocuments(), registry.onEvent(createLogSink(log)), ...registerLanguageModelTools(registry, ALL_TOOLS));
-	registerWorkbenchUi(context.subscriptions, { registry, env, tools: ALL_TOOLS, log, diffs });
-	sessionTerminals = registerSessionTerminals(context, env.state);
-	context.subscriptions.push(sessionTerminals);
-	context.subscriptions.push(...registerCustomTools({ boundary: env.boundary, settings: env.settings, cliPath: context.asAbsolutePath('dist/cli.js'), log }));
-	// Measured for `npm run bench` and for anyone wondering in the log; activation does no I/O.
+	workbench = lazy;
+	const api = registerEntryPoints(context, lazy);
+	const soon = setTimeout(() => lazy.get().catch(error => console.error('Toolbelt could not start:', error)), 0);
+	context.subscriptions.push({ dispose: () => clearTimeout(soon) });
+	// Measured for `npm run bench` and told in the log once the workbench is up.
 	const activationMs = performance.now() - started;
-	log.info(`Activated in ${activationMs.toFixed(1)} ms.`);
-	return { ...createApi(registry, context.subscriptions, toAbortSignal), activationMs };
+	return { ...api, activationMs };
 }
 
 export function deactivate(): Promise<void> | undefined {
 	// Everything else is owned by context.subscriptions; VS Code waits for the sessions to stop.
-	const stopping = sessionTerminals?.stopAll();
-	sessionTerminals = undefined;
+	const stopping = workbench?.stopSessions();
+	workbench = undefined;
 	return stopping;
 }

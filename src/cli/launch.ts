@@ -13,8 +13,10 @@ import { cliStorageBase, ensurePrivateFolder, PRIVATE_FILE_MODE } from '../core/
  * The cache lives in the CLI's private folder under the temp folder: V8 trusts cached bytecode
  * and checks only the source's length, so a cache others could write would let them run code as
  * this user, and one written for another build of the same length would run stale code. Hence
- * the folder check, and a key (Node, architecture, the bundle's size, time and inode) in front of
- * the data. Any trouble with the cache only means a start without it.
+ * the folder check, and a key (Node, architecture, the bundle's path, size, time and inode) in
+ * front of the data. Each bundle has its own cache file: with one shared by every copy of the CLI
+ * on the machine (an npm install, the one inside VS Code's extension), each start of one would
+ * throw away the other's cache. Any trouble with the cache only means a start without it.
  */
 
 interface CodeCache {
@@ -29,8 +31,8 @@ function openCache(bundle: string, base: string): CodeCache | undefined {
 	try {
 		ensurePrivateFolder(base);
 		const stat = fs.statSync(bundle);
-		key = Buffer.from(`${process.version} ${process.arch} ${stat.size} ${stat.mtimeMs} ${stat.ino}\n`);
-		file = path.join(base, 'cli-code-cache');
+		key = Buffer.from(`${process.version} ${process.arch} ${bundle} ${stat.size} ${stat.mtimeMs} ${stat.ino}\n`);
+		file = path.join(base, cacheFileName(bundle));
 	} catch {
 		return undefined;
 	}
@@ -41,6 +43,16 @@ function openCache(bundle: string, base: string): CodeCache | undefined {
 		// None yet: this start writes it.
 	}
 	return { file, key, data: stored?.subarray(0, key.length).equals(key) ? stored.subarray(key.length) : undefined };
+}
+
+/**
+ * `cli-code-cache-<bundle's name>-<hash of its path>`. A cheap hash is enough: two paths sharing a
+ * name only take turns with the file, since the key inside tells them apart.
+ */
+export function cacheFileName(bundle: string): string {
+	let hash = 0x811c9dc5;
+	for (let i = 0; i < bundle.length; i++) hash = Math.imul(hash ^ bundle.charCodeAt(i), 0x01000193) >>> 0;
+	return `cli-code-cache-${path.basename(bundle, '.js')}-${hash.toString(16)}`;
 }
 
 /** Written whole under a temp name, then renamed: a concurrent start reads the old cache or the new. */
@@ -79,9 +91,15 @@ export function loadWithCodeCache<T>(bundle: string, cacheBase = cliStorageBase(
 }
 
 if (require.main === module) {
-	const cli = loadWithCodeCache<{ main(argv: string[]): Promise<number> }>(path.join(__dirname, 'cliMain.js'));
-	process.once('exit', () => cli.save());
-	cli.exports.main(process.argv.slice(2)).then(code => {
+	const loaded: Array<LoadedBundle<unknown>> = [];
+	const load = <T>(name: string): T => {
+		const bundle = loadWithCodeCache<T>(path.join(__dirname, name));
+		loaded.push(bundle);
+		return bundle.exports;
+	};
+	process.once('exit', () => loaded.forEach(bundle => bundle.save()));
+	// The CLI loads the bundle of the commands that need the tools (cliWorkspace.js) the same way, when it does.
+	load<typeof import('./main')>('cliMain.js').main(process.argv.slice(2), { load }).then(code => {
 		process.exitCode = code;
 	});
 }

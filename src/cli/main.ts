@@ -1,17 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { createInterface } from 'node:readline';
-import { confirmationTitle, describeRequest } from '../core/policy/approval';
-import { pruneBackups } from '../core/changes/backupPruning';
-import type { ApprovalRequest } from '../core/context';
-import { createNodeEnvironment } from '../core/nodeHost';
-import type { ToolResult } from '../core/results/result';
-import { BackupLimits, defaultSettings, mergeSettings, SettingsOverrides } from '../core/policy/settings';
-import { StorageError } from '../core/files/storage';
+import { defaultSettings, mergeSettings, SettingsOverrides } from '../core/policy/settings';
 import type { McpOptions } from '../mcp/server';
-import { ALL_TOOLS, ToolRegistry } from '../tools';
-import { CustomToolCatalog } from '../tools/custom/catalog';
-import { formatProblem } from '../tools/custom/definitions';
+import { builtinDescriptions } from '../tools/builtinDescriptions';
+import { DEFINITIONS_FOLDER } from '../tools/custom/location';
+import { isUsageError, UsageError } from './usageError';
 
 const USAGE = `Usage:
   toolbelt list [--root DIR]...
@@ -37,11 +30,7 @@ const USAGE = `Usage:
 
 Exit codes: 0 success, 1 the tool reported an error, 2 bad usage.`;
 
-const MB = 1024 * 1024;
-
-class UsageError extends Error {}
-
-interface RunArgs {
+export interface RunArgs {
 	tool: string;
 	input: unknown;
 	roots: string[];
@@ -128,79 +117,37 @@ function parseJson(text: string, flag: string): unknown {
 	}
 }
 
-/** Puts a request to the person on the terminal; no terminal means no one to say yes. */
-async function askOnTerminal(request: ApprovalRequest): Promise<boolean> {
-	if (!process.stdin.isTTY || !process.stderr.isTTY) return false;
-	const rl = createInterface({ input: process.stdin, output: process.stderr });
-	try {
-		process.stderr.write(`${confirmationTitle(request)}\n${describeRequest(request, 'plain')}\n`);
-		const answer = await new Promise<string>(resolve => rl.question('Go ahead? [y/N] ', resolve));
-		return /^y(es)?$/i.test(answer.trim());
-	} finally {
-		rl.close();
-	}
-}
-
-function toJson(result: ToolResult): string {
-	const content = result.content.map(part =>
-		part.kind === 'text' ? part : { kind: 'image', mimeType: part.mimeType, base64: Buffer.from(part.data).toString('base64') });
-	return JSON.stringify({ content, metadata: result.metadata, error: result.error ?? null }, null, 2);
-}
-
-async function run(args: RunArgs): Promise<number> {
-	let env;
-	try {
-		env = createNodeEnvironment({ roots: args.roots, settings: args.settings, storageDir: args.storageDir, confirm: args.yes ? async () => true : askOnTerminal });
-	} catch (error) {
-		// An unsafe storage folder is not a usage mistake: its message says what to do.
-		if (error instanceof StorageError) throw error;
-		throw new UsageError((error as Error).message);
-	}
-	const registry = new ToolRegistry(ALL_TOOLS, env);
-	await offerCustomTools(registry, env);
-	const controller = new AbortController();
-	const interrupt = () => controller.abort();
-	process.once('SIGINT', interrupt);
-	// main() also runs in-process (tests): the listener must not outlive the call.
-	const result = await registry.invoke(args.tool, args.input, { signal: controller.signal }).finally(() => process.off('SIGINT', interrupt));
-	process.stdout.write(`${toJson(result)}\n`);
-	// One call per process: a session (or a background job) cannot outlive it, and must not keep it alive.
-	await env.state.sessions?.dispose();
-	// Outside VS Code nothing else keeps the backup folder within its limits: each change does.
-	if (result.metadata.filesTouched?.length) await pruneQuietly(env.host.storageDir, env.settings().backups);
-	return result.error ? 1 : 0;
-}
-
-/** Prunes backups; a failure is told on stderr but does not change the call's outcome. */
-async function pruneQuietly(storageDir: string, limits: BackupLimits): Promise<void> {
-	try {
-		await pruneBackups(storageDir, { maxAgeDays: limits.maxAgeDays, maxTotalBytes: limits.maxTotalMB * MB });
-	} catch (error) {
-		process.stderr.write(`toolbelt: pruning old backups in ${storageDir} failed: ${(error as Error).message}\n`);
-	}
-}
-
-async function list(args: string[]): Promise<number> {
+/**
+ * The built-in tools need nothing of the workspace: where no folder has custom tools, the list is
+ * their descriptions as built, printed without a registry, the tools' code or a storage folder.
+ */
+async function list(args: string[], loader: BundleLoader): Promise<number> {
 	const roots: string[] = [];
 	parseFlags(args, { '--root': value => roots.push(path.resolve(value())) });
-	let env;
-	try {
-		env = createNodeEnvironment({ roots: roots.length ? roots : [process.cwd()] });
-	} catch (error) {
-		throw new UsageError((error as Error).message);
+	if (roots.length === 0) roots.push(process.cwd());
+	if (roots.some(root => !isFolder(root) || fs.existsSync(path.join(root, ...DEFINITIONS_FOLDER.split('/'))))) {
+		// Custom tools to read (or a folder to complain about): that takes the workspace and the registry.
+		return (await workspaceCommands(loader)).listWithCustomTools(roots);
 	}
-	const registry = new ToolRegistry(ALL_TOOLS, env);
-	await offerCustomTools(registry, env);
-	process.stdout.write(`${JSON.stringify(registry.listDefinitions(), null, 2)}\n`);
+	process.stdout.write(`${JSON.stringify(builtinDescriptions(), null, 2)}\n`);
 	return 0;
 }
 
-/** Adds the workspace's custom tools to a registry; each definition with a problem is told on stderr instead. */
-async function offerCustomTools(registry: ToolRegistry, env: ReturnType<typeof createNodeEnvironment>): Promise<void> {
-	const catalog = new CustomToolCatalog(env.boundary);
-	await catalog.reload();
-	for (const problem of catalog.problems) process.stderr.write(`toolbelt: custom tool not offered: ${formatProblem(problem)}\n`);
-	registry.setCustomTools(catalog.tools);
+/** How main() loads its other bundles; the launcher (launch.ts) passes one that uses its code cache. */
+export interface BundleLoader {
+	load?<T>(bundle: string): T;
+}
+
+/**
+ * The commands that need the tools themselves and a registry on the workspace. In the bundles they
+ * are dist/cliWorkspace.js (esbuild.mjs), which the launcher loads through its code cache.
+ */
+async function workspaceCommands(loader: BundleLoader): Promise<typeof import('./workspaceCommands')> {
+	return loader.load ? loader.load('cliWorkspace.js') : import('./workspaceCommands');
+}
+
+function isFolder(file: string): boolean {
+	return fs.statSync(file, { throwIfNoEntry: false })?.isDirectory() ?? false;
 }
 
 /**
@@ -212,18 +159,18 @@ async function serve(options: McpOptions): Promise<void> {
 	await serveMcp(options);
 }
 
-export async function main(argv: string[]): Promise<number> {
+export async function main(argv: string[], loader: BundleLoader = {}): Promise<number> {
 	const [command, ...rest] = argv;
 	try {
 		switch (command) {
-			case 'list': return await list(rest);
-			case 'run': return await run(parseRunArgs(rest));
+			case 'list': return await list(rest, loader);
+			case 'run': return await (await workspaceCommands(loader)).run(parseRunArgs(rest));
 			case 'mcp': await serve(parseMcpArgs(rest)); return 0;
 			case 'help': case '--help': case '-h': process.stdout.write(`${USAGE}\n`); return 0;
 			default: throw new UsageError(command ? `Unknown command "${command}".` : 'No command given.');
 		}
 	} catch (error) {
-		if (error instanceof UsageError) {
+		if (isUsageError(error)) {
 			process.stderr.write(`toolbelt: ${error.message}\n\n${USAGE}\n`);
 			return 2;
 		}

@@ -12,7 +12,7 @@ import type { Approval, SettingsOverrides } from '../core/policy/settings';
 import { ALL_TOOLS, ToolRegistry } from '../tools';
 import { CustomToolCatalog } from '../tools/custom/catalog';
 import { formatProblem } from '../tools/custom/definitions';
-import type { ToolDescription } from '../tools/registry';
+import type { ToolDescription } from '../tools/description';
 import { modelName } from '../tools/tool';
 
 export interface McpOptions {

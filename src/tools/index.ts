@@ -55,4 +55,5 @@ export const ALL_TOOLS: readonly ToolDefinition<any>[] = [
 ];
 
 export { ToolRegistry } from './registry';
-export type { InvokeOptions, ToolDescription, ApprovalPhase } from './registry';
+export type { InvokeOptions, ApprovalPhase } from './registry';
+export type { ToolDescription } from './description';

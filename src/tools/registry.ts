@@ -8,8 +8,9 @@ import { resultText, toErrorResult, ToolResult } from '../core/results/result';
 import { mergeSettings, Settings, SettingsOverrides } from '../core/policy/settings';
 import { validateInput } from '../core/schema/validate';
 import { needsVscode } from './codeSupport';
+import { describeTool, ToolDescription } from './description';
 import { PendingCalls } from './pendingCalls';
-import { contributedName, isSwitchedOff, modelName, needsDiskFolder, safeDescribe, ToolDefinition } from './tool';
+import { isSwitchedOff, modelName, needsDiskFolder, safeDescribe, ToolDefinition } from './tool';
 import { needsDisk } from '../core/files/fileSystem';
 
 /**
@@ -27,19 +28,6 @@ export interface InvokeOptions {
 	decide?: (request: ApprovalRequest) => Promise<boolean>;
 	/** Per-call settings overrides (e.g. limits from a benchmark); nested limits merge field by field. */
 	settings?: SettingsOverrides;
-}
-
-export interface ToolDescription {
-	readonly name: string;
-	readonly contributedName: string;
-	readonly description: string;
-	readonly inputSchema: object;
-	readonly mutating: boolean;
-	readonly group: string;
-	/** Works only inside VS Code (it asks the editor's language services). */
-	readonly needsVscode: boolean;
-	/** Defined by the workspace in `.toolbelt/tools/` (see tools/custom). */
-	readonly custom?: true;
 }
 
 const RESULT_TEXT_IN_EVENTS = 4096;
@@ -67,16 +55,7 @@ export class ToolRegistry {
 	}
 
 	listDefinitions(): ToolDescription[] {
-		return [...this.tools.values(), ...this.custom.values()].map(tool => ({
-			name: tool.name,
-			contributedName: contributedName(tool),
-			description: tool.modelDescription,
-			inputSchema: tool.inputSchema ?? tool.schema,
-			mutating: tool.mutating,
-			group: tool.group,
-			needsVscode: tool.needsVscode ?? false,
-			...(this.custom.has(tool.name) ? { custom: true as const } : {}),
-		}));
+		return [...this.tools.values(), ...this.custom.values()].map(tool => describeTool(tool, this.custom.has(tool.name)));
 	}
 
 	onEvent(listener: (event: ToolEvent) => void): { dispose(): void } {

@@ -14,28 +14,34 @@ export interface CommandsUi extends RunToolUi {
 	readonly state: SharedState;
 }
 
-/** Every `toolbelt.*` command. Titles, categories and `when` clauses are in package.json. */
-export function registerCommands(ui: CommandsUi): vscode.Disposable[] {
-	const register = (id: string, run: (...args: any[]) => unknown) => vscode.commands.registerCommand(id, run);
-	return [
-		register('toolbelt.runTool', (toolName?: string) => runToolCommand(ui, typeof toolName === 'string' ? toolName : undefined)),
-		register('toolbelt.runInputDocument', (uri?: vscode.Uri) => runInputDocument(ui, uri instanceof vscode.Uri ? uri : undefined)),
-		register('toolbelt.searchWorkspace', () => searchWorkspace(ui)),
-		register('toolbelt.findFiles', () => findFiles(ui)),
-		register('toolbelt.applyPatchFromEditor', () => applyPatchFromEditor(ui)),
-		register('toolbelt.applyPatchFromClipboard', () => applyPatchFromClipboard(ui)),
-		register('toolbelt.showActivity', () => vscode.commands.executeCommand('toolbelt.activity.focus')),
-		register('toolbelt.clearActivity', () => ui.activity.clear()),
-		register('toolbelt.activity.open', (id: string) => ui.activity.open(id)),
-		register('toolbelt.activity.showDetails', (record: { id: string } | string) => ui.activity.showDetails(typeof record === 'string' ? record : record.id)),
-		register('toolbelt.activity.showDiff', (record: { id: string } | string) => ui.activity.open(typeof record === 'string' ? record : record.id)),
-		register('toolbelt.restoreBackup', () => ui.backups.restoreCommand()),
-		register('toolbelt.stopAllSessions', () => stopAllSessions(ui.state)),
-		register('toolbelt.openPlan', () => openPlan(ui)),
-		register('toolbelt.refreshPlan', () => ui.plan.refresh()),
-		register('toolbelt.plan.complete', (item: { number: number; task: never }) => ui.plan.setCompleted(item, true)),
-		register('toolbelt.plan.reopen', (item: { number: number; task: never }) => ui.plan.setCompleted(item, false)),
-	];
+/** A command's handler, as `vscode.commands.registerCommand` takes it. */
+export type CommandHandler = (...args: any[]) => unknown;
+
+/**
+ * Every `toolbelt.*` command's handler, by id. Titles, categories and `when` clauses are in
+ * package.json; activation registers its ids (entryPoints.ts) and forwards to these.
+ */
+export function commandHandlers(ui: CommandsUi): Map<string, CommandHandler> {
+	const command = (id: string, run: CommandHandler): [string, CommandHandler] => [id, run];
+	return new Map([
+		command('toolbelt.runTool', (toolName?: string) => runToolCommand(ui, typeof toolName === 'string' ? toolName : undefined)),
+		command('toolbelt.runInputDocument', (uri?: vscode.Uri) => runInputDocument(ui, uri instanceof vscode.Uri ? uri : undefined)),
+		command('toolbelt.searchWorkspace', () => searchWorkspace(ui)),
+		command('toolbelt.findFiles', () => findFiles(ui)),
+		command('toolbelt.applyPatchFromEditor', () => applyPatchFromEditor(ui)),
+		command('toolbelt.applyPatchFromClipboard', () => applyPatchFromClipboard(ui)),
+		command('toolbelt.showActivity', () => vscode.commands.executeCommand('toolbelt.activity.focus')),
+		command('toolbelt.clearActivity', () => ui.activity.clear()),
+		command('toolbelt.activity.open', (id: string) => ui.activity.open(id)),
+		command('toolbelt.activity.showDetails', (record: { id: string } | string) => ui.activity.showDetails(typeof record === 'string' ? record : record.id)),
+		command('toolbelt.activity.showDiff', (record: { id: string } | string) => ui.activity.open(typeof record === 'string' ? record : record.id)),
+		command('toolbelt.restoreBackup', () => ui.backups.restoreCommand()),
+		command('toolbelt.stopAllSessions', () => stopAllSessions(ui.state)),
+		command('toolbelt.openPlan', () => openPlan(ui)),
+		command('toolbelt.refreshPlan', () => ui.plan.refresh()),
+		command('toolbelt.plan.complete', (item: { number: number; task: never }) => ui.plan.setCompleted(item, true)),
+		command('toolbelt.plan.reopen', (item: { number: number; task: never }) => ui.plan.setCompleted(item, false)),
+	]);
 }
 
 /** The tool a command runs, unless the settings switch it off (the person is told, with the way to the setting). */

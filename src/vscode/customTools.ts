@@ -3,8 +3,10 @@ import * as vscode from 'vscode';
 import type { Boundary } from '../core/policy/boundary';
 import type { Settings } from '../core/policy/settings';
 import { CustomToolCatalog } from '../tools/custom/catalog';
-import { DEFINITIONS_FOLDER, formatProblem } from '../tools/custom/definitions';
+import { formatProblem } from '../tools/custom/definitions';
+import { DEFINITIONS_FOLDER } from '../tools/custom/location';
 import { isSwitchedOff } from '../tools/tool';
+import type { McpServerDefinitionProvider } from './mcpApi';
 
 /**
  * Custom tools reach Copilot (and any chat participant) as an MCP server VS Code starts: ours,
@@ -14,18 +16,8 @@ import { isSwitchedOff } from '../tools/tool';
  * `version` restarts it), and a change of their problems is told to the person once.
  */
 
-/** The id in package.json's `contributes.mcpServerDefinitionProviders`. */
-const MCP_PROVIDER_ID = 'toolbelt.customTools';
 const SERVER_LABEL = 'Toolbelt custom tools';
 
-/** The slice of VS Code's MCP API (1.101+) used here; @types/vscode is older than the engine. */
-interface McpApi {
-	registerMcpServerDefinitionProvider(id: string, provider: McpServerDefinitionProvider): vscode.Disposable;
-}
-interface McpServerDefinitionProvider {
-	readonly onDidChangeMcpServerDefinitions: vscode.Event<void>;
-	provideMcpServerDefinitions(): Promise<object[]>;
-}
 type McpStdioServerDefinitionClass = new (label: string, command: string, args: string[], env: Record<string, string>, version: string) => { cwd?: vscode.Uri };
 
 export interface CustomToolsOptions {
@@ -86,17 +78,6 @@ export function createCustomToolsProvider(options: CustomToolsOptions): CustomTo
 		},
 		dispose: () => vscode.Disposable.from(...subscriptions).dispose(),
 	};
-}
-
-/** Registers the provider where this VS Code has the MCP API; returns what to dispose. */
-export function registerCustomTools(options: CustomToolsOptions): vscode.Disposable[] {
-	const lm = vscode.lm as typeof vscode.lm & Partial<McpApi>;
-	if (!lm.registerMcpServerDefinitionProvider) {
-		options.log.info('Custom tools: this VS Code has no MCP server API (1.101+), so they are not offered to chat.');
-		return [];
-	}
-	const provider = createCustomToolsProvider(options);
-	return [provider, lm.registerMcpServerDefinitionProvider(MCP_PROVIDER_ID, provider)];
 }
 
 function serverDefinition(cliPath: string, settings: Settings, boundary: Boundary, catalog: CustomToolCatalog): object {

@@ -8,9 +8,12 @@ import { toAbortSignal } from './cancellation';
 /** Diffs longer than this are shown in part in the confirmation; the diff editor shows all. */
 const CONFIRMATION_DIFF_BYTES = 12_000;
 
-/** Registers every tool with `vscode.lm.registerTool`; the returned disposables unregister them. */
-export function registerLanguageModelTools(registry: ToolRegistry, tools: readonly ToolDefinition<any>[]): vscode.Disposable[] {
-	return tools.map(tool => vscode.lm.registerTool<object>(contributedName(tool), {
+/**
+ * Every tool as VS Code calls it, by contributed name. Activation registers the names with
+ * `vscode.lm.registerTool` (entryPoints.ts) and forwards the calls here once the workbench is up.
+ */
+export function languageModelTools(registry: ToolRegistry, tools: readonly ToolDefinition<any>[]): Map<string, vscode.LanguageModelTool<object>> {
+	return new Map(tools.map(tool => [contributedName(tool), {
 		prepareInvocation: (options, token) => prepare(registry, tool, options.input, token),
 		invoke: async (options, token) => toLanguageModelResult(await registry.invoke(tool.name, options.input, {
 			signal: toAbortSignal(token),
@@ -18,7 +21,7 @@ export function registerLanguageModelTools(registry: ToolRegistry, tools: readon
 			// registry commits the call prepare planned (and shown), or plans it now if prepare was skipped.
 			approval: 'preconfirmed',
 		})),
-	}));
+	}]));
 }
 
 export async function prepare(

@@ -5,19 +5,20 @@ import type { ToolDefinition } from '../tools/tool';
 import { ActivityView } from './activityView';
 import { BackupsUi } from './backupsUi';
 import type { ChangeDiffs } from './changeDiffs';
-import { registerCommands } from './commands';
+import { CommandHandler, commandHandlers } from './commands';
 import { INPUT_SCHEME, ToolDocuments } from './documents';
 import { PlanView } from './planView';
 import { registerResultLinks } from './resultLinks';
 
 /**
- * Everything the person sees besides chat: the command palette commands, the Activity and Plan
- * views, result and input documents, Restore Backup…. Owns its disposables through `subscriptions`.
+ * Everything the person sees besides chat: the Activity and Plan views, result and input
+ * documents, Restore Backup…, and the handlers of the command palette's commands, which it returns
+ * (activation has registered their ids). Owns its disposables through `subscriptions`.
  */
 export function registerWorkbenchUi(
 	subscriptions: vscode.Disposable[],
 	parts: { registry: ToolRegistry; env: ToolEnvironment; tools: readonly ToolDefinition<any>[]; log: vscode.LogOutputChannel; diffs: ChangeDiffs },
-): void {
+): Map<string, CommandHandler> {
 	const { registry, env, tools, log, diffs } = parts;
 	const documents = new ToolDocuments(tools);
 	const inputProblems = vscode.languages.createDiagnosticCollection('toolbelt-input');
@@ -27,7 +28,6 @@ export function registerWorkbenchUi(
 	activity.openDiff = record => backups.openDiffFor(record);
 	subscriptions.push(
 		documents, inputProblems, activity, plan, backups, registerResultLinks(tools),
-		...registerCommands({ registry, tools, settings: () => env.settings(), documents, inputProblems, activity, plan, backups, state: env.state }),
 		// A typed correction clears the old underlines; the next Run checks again.
 		vscode.workspace.onDidChangeTextDocument(event => {
 			if (event.document.uri.scheme === INPUT_SCHEME) inputProblems.delete(event.document.uri);
@@ -39,4 +39,5 @@ export function registerWorkbenchUi(
 			if (event.affectsConfiguration('toolbelt.backups')) backups.schedulePrune();
 		}),
 	);
+	return commandHandlers({ registry, tools, settings: () => env.settings(), documents, inputProblems, activity, plan, backups, state: env.state });
 }

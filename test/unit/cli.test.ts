@@ -2,6 +2,9 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { main } from '../../src/cli/main';
+import { createNodeEnvironment } from '../../src/core/nodeHost';
+import { cliStorageDir } from '../../src/core/files/storage';
+import { ALL_TOOLS, ToolRegistry } from '../../src/tools';
 import { makeTree } from './helpers';
 
 /** Runs the CLI in-process and captures what it prints. */
@@ -37,6 +40,15 @@ describe('CLI', () => {
 		const read = tools.find((tool: any) => tool.name === 'read_file');
 		assert.equal(read.mutating, false);
 		assert.equal(read.inputSchema.properties.path.type, 'string');
+	});
+
+	it('lists the built-in tools from their descriptions alone where no folder defines custom tools, as the registry does', async () => {
+		const { code, stdout } = await cli(['list', '--root', tree.root]);
+		assert.equal(code, 0);
+		const registry = new ToolRegistry(ALL_TOOLS, createNodeEnvironment({ roots: [tree.root], storageDir: tree.file('.storage') }));
+		assert.deepEqual(JSON.parse(stdout), JSON.parse(JSON.stringify(registry.listDefinitions())));
+		// Listing needs no storage: nothing is made for this workspace.
+		assert.equal(fs.existsSync(cliStorageDir([tree.root])), false);
 	});
 
 	it('lists and runs the custom tools of --root, and tells each broken definition on stderr', async () => {

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { loadWithCodeCache } from '../../src/cli/launch';
+import { cacheFileName, loadWithCodeCache } from '../../src/cli/launch';
 
 interface Answers {
 	answer(): number;
@@ -22,7 +22,7 @@ describe('CLI launcher: the bundle through a V8 code cache', () => {
 	});
 	afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-	const cacheFile = () => path.join(base, 'cli-code-cache');
+	const cacheFile = () => path.join(base, cacheFileName(bundle));
 
 	it('loads the bundle as CommonJS, writes the cache once, and starts from it next time', () => {
 		const first = loadWithCodeCache<Answers>(bundle, base);
@@ -34,6 +34,19 @@ describe('CLI launcher: the bundle through a V8 code cache', () => {
 		const second = loadWithCodeCache<Answers>(bundle, base);
 		assert.equal(second.cached, true);
 		assert.equal(second.exports.answer(), 42);
+	});
+
+	it('keeps one cache per bundle, so two bundles (or two copies of the CLI) loaded in turns both start cached', () => {
+		const other = path.join(dir, 'other', 'bundle.js');
+		fs.mkdirSync(path.dirname(other));
+		fs.copyFileSync(bundle, other);
+		assert.notEqual(cacheFileName(other), cacheFileName(bundle));
+		loadWithCodeCache<Answers>(bundle, base).save();
+		loadWithCodeCache<Answers>(other, base).save();
+		assert.equal(loadWithCodeCache<Answers>(bundle, base).cached, true);
+		const again = loadWithCodeCache<Answers>(other, base);
+		assert.equal(again.cached, true);
+		assert.equal(again.exports.dirname, path.dirname(other));
 	});
 
 	it('does not use a cache written for another build of the bundle, even one of the same length', () => {

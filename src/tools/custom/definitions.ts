@@ -6,6 +6,7 @@ import { BoundaryError } from '../../core/results/errors';
 import { DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS } from '../../core/commands/process';
 import { describeValue } from '../../core/schema/validate';
 import { isPlainObject, toValidatingSchema } from './jsonSchema';
+import { DEFINITIONS_FOLDER } from './location';
 
 /**
  * Custom tools are JSON files in `.toolbelt/tools/` of a workspace folder, each naming a script.
@@ -13,8 +14,6 @@ import { isPlainObject, toValidatingSchema } from './jsonSchema';
  * left out, so a typo in one definition never hides the others or breaks a server.
  */
 
-/** Where definitions live, relative to each workspace folder. */
-export const DEFINITIONS_FOLDER = '.toolbelt/tools';
 /** Definitions are a few hundred bytes; anything this big is not one. */
 const MAX_DEFINITION_BYTES = 256 * 1024;
 /** Like the built-in names (`read_file`); MCP clients accept at most 64 characters. */

@@ -214,10 +214,10 @@ function nearMiss(lines: readonly string[], old: readonly string[], hint: number
 	const nearest = nearestLines(lines, old);
 	if (!nearest) return ` Nothing in the file resembles ${old.length === 1 ? 'it' : 'them'}${hint !== undefined ? ` (the hunk's line number points at line ${hint + 1})` : ''}.`;
 	const start = nearest.index;
+	// Some line differs: a block alike in every line would have been found (firstLoosely, from the top).
 	const offset = old.findIndex((line, i) => lines[start + i] === undefined || !sameLoosely(lines[start + i], line));
 	const percent = Math.round(nearest.similarity * 100);
 	const where = `The nearest near-miss starts at line ${start + 1} (${percent}% alike)`;
-	if (offset === -1) return ` ${where}.`;
 	const found = lines[start + offset];
 	const detail = found === undefined
 		? `the file ends where the hunk expects ${showLine(old[offset])}`

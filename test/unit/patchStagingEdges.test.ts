@@ -59,6 +59,8 @@ describe('apply_patch: staging sequences and what a patch locks', () => {
 		assert.deepEqual(staged.protectedPaths, ['.env']);
 		assert.equal(staged.notes.length, 1);
 		assert.match(staged.notes[0], /trailing whitespace/i);
+		const into = await stage({ 'env.txt': 'S=1\n' }, envelope('*** Update File: env.txt', '*** Move to: .env'));
+		assert.deepEqual(into.staged.protectedPaths, ['.env'], 'the target of a move is protected too');
 	});
 
 	it('a file moved and then deleted is one deletion of the source', async () => {
@@ -87,6 +89,13 @@ describe('apply_patch: staging sequences and what a patch locks', () => {
 		assert.match(text, /^A y\.txt/m);
 		assert.equal(exists('x.txt'), false);
 		assert.equal(read('y.txt'), 'x\n');
+	});
+
+	it('names the patch line of a path the boundary refuses, and changes nothing', async () => {
+		tree = makeTree({ 'a.txt': 'a\n' });
+		const error = await makeHarness(tree.root).error('apply_patch', { patch: envelope('*** Update File: a.txt', '@@', '-a', '+A', '*** Add File: ../outside.txt', '+x') });
+		assert.match(error.message, /\(path at patch line 6; nothing was changed\)$/);
+		assert.equal(read('a.txt'), 'a\n');
 	});
 
 	it('refuses a new file two folders below a file', async () => {

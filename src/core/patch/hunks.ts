@@ -162,7 +162,7 @@ function findAnchor(lines: readonly string[], anchor: string, from: number, hunk
 	}
 	const where = from > 0 ? ` after line ${from}` : '';
 	// Searched from the top, it can only be found when the search above began further down.
-	const earlier = firstLoosely(lines, [anchor], 0);
+	const earlier = firstLoosely(lines, [anchor]);
 	const hintText = earlier !== undefined
 		? ` It is at line ${earlier + 1}, before the previous hunk: hunks must be in file order.`
 		: similarLineText(lines, anchor);
@@ -173,10 +173,10 @@ function sameLoosely(a: string, b: string): boolean {
 	return normalizeUnicode(a).trim() === normalizeUnicode(b).trim();
 }
 
-/** The first place of `old` at or after `from`, at the first ladder level that finds one. */
-function firstLoosely(lines: readonly string[], old: readonly string[], from: number): number | undefined {
+/** The first place of `old` in the whole file, at the first ladder level that finds one. */
+function firstLoosely(lines: readonly string[], old: readonly string[]): number | undefined {
 	for (const level of MATCH_LEVELS) {
-		const found = findLines(lines, old, level, from);
+		const found = findLines(lines, old, level);
 		if (found.length > 0) return found[0];
 	}
 	return undefined;
@@ -194,7 +194,7 @@ function similarLineText(lines: readonly string[], anchor: string): string {
 function notFound(lines: readonly string[], old: readonly string[], hunk: Hunk, display: string, from: number, hint: number | undefined): PatchApplyError {
 	const head = `${display}: hunk ${hunk.number} (patch line ${hunk.patchLine}) does not fit the file`;
 	// Searched from the top, the lines can only be found when the search began further down.
-	const earlier = firstLoosely(lines, old, 0);
+	const earlier = firstLoosely(lines, old);
 	if (earlier !== undefined) {
 		const anchor = hunk.anchors[hunk.anchors.length - 1];
 		const why = anchor !== undefined

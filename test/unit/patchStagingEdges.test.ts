@@ -98,6 +98,19 @@ describe('apply_patch: staging sequences and what a patch locks', () => {
 		assert.equal(read('a.txt'), 'a\n');
 	});
 
+	it('refuses to change a file in a folder given only for reading', async () => {
+		const shared = makeTree({ 'lib.txt': 'lib\n' });
+		try {
+			tree = makeTree({ 'a.txt': 'a\n' });
+			const harness = makeHarness(tree.root, { settings: { additionalReadPaths: [shared.root] } });
+			const error = await harness.error('apply_patch', { patch: envelope(`*** Update File: ${shared.file('lib.txt')}`, '@@', '-lib', '+LIB') });
+			assert.match(error.message, /\(rule: read_only\).[^]*\(path at patch line 2; nothing was changed\)$/);
+			assert.equal(fs.readFileSync(shared.file('lib.txt'), 'utf8'), 'lib\n');
+		} finally {
+			shared.cleanup();
+		}
+	});
+
 	it('refuses a new file two folders below a file', async () => {
 		tree = makeTree({ 'a.txt': 'a\n' });
 		const error = await makeHarness(tree.root).error('apply_patch', { patch: envelope('*** Add File: a.txt/sub/b.txt', '+x') });

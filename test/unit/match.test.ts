@@ -160,6 +160,9 @@ describe('match: the corners of tolerant locating', () => {
 		assert.equal(reindented('\t\tx\n\ty\n\t\tz\n', '    x\n  y\n    z', '    x\n  y\n      w\n    z\nu\n   \n'), '\t\tx\n\ty\n\t\t\tw\n\t\tz\nu\n   \n');
 		// A blank line in the quote says nothing about indentation.
 		assert.equal(reindented('\tif (a) {\n\n\t\tgo();\n\t}\n', 'if (a) {\n\n    go();\n}', 'if (a) {\n\n    stop();\n}'), '\tif (a) {\n\n\t\tstop();\n\t}');
+		assert.equal(reindented('\tif (a) {\n\n\t\tgo();\n\t}\n', 'if (a) {\n    \n    go();\n}', 'if (a) {\n    \n    stop();\n}'), '\tif (a) {\n    \n\t\tstop();\n\t}', 'nor does a line of only spaces');
+		// The unit is the smallest step, wherever its line is in the quote.
+		assert.equal(reindented('\ta\n\t\t\tb\n\t\tc\n\t\t\td\n', '  a\n      b\n    c\n      d', '  a\n          e'), '\ta\n\t\t\t\t\te');
 		// Deeper than any quoted line: whole units convert, a leftover is kept; shallower than the base stays.
 		assert.equal(reindented('\ta\n\t\tb\n', '  a\n    b', '  a\n     odd\n'), '\ta\n\t\t odd\n');
 		assert.equal(reindented('a\n\tb\n', '    a\n      b', '    a\n        c\n  d'), 'a\n\t\tc\n  d');
@@ -170,6 +173,8 @@ describe('match: the corners of tolerant locating', () => {
 		assert.equal(reindented('\ta\n\t\tb\n', '  a\n  b', '  a\n  c'), undefined);
 		// Levels that do not follow one unit: known indentations still map, others only get the base.
 		assert.equal(reindented('\ta\n\t\tb\n\t\t\t\tc\n', '  a\n    b\n      c', '  a\n    b\n        d'), '\ta\n\t\tb\n\t      d');
+		// Steps of two and three spaces: no unit, so an indentation the quote lacks keeps its extra as written.
+		assert.equal(reindented('a\n\tb\n\tc\n', 'a\n  b\n   c', 'a\n    d'), 'a\n    d');
 		// Indentation alike, only trailing space and look-alikes differ: nothing to re-indent.
 		assert.equal(reindented('\tsay “hi”  \n', '\tsay "hi"\n', '\tsay "bye"\n'), undefined);
 	});
@@ -190,6 +195,23 @@ describe('match: nearestLines (for "not found" messages)', () => {
 		assert.deepEqual(nearestLines(file, ['function f() {', '  return 2;', '}']), { index: 1, similarity: 11 / 12 });
 		assert.deepEqual(nearestLines(['q', 'w', 'function g(a) {'], ['function g(a) {', 'body', 'end']), { index: 2, similarity: 1 / 3 });
 		assert.deepEqual(nearestLines(['a', 'function g(a) {', 'x'], ['', 'function g(a) {', 'x']), { index: 0, similarity: 2 / 3 }, 'placed by its first non-blank line');
+	});
+
+	it('scores the whole block: the best first line alone does not win', () => {
+		const file = ['function load() {', 'zzz', 'qqq', 'function loads() {', 'const data = read();', 'return data;'];
+		assert.equal(nearestLines(file, ['function load() {', 'const data = read();', 'return data;'])?.index, 3);
+	});
+
+	it('finds a near miss however deep its indentation and however many lines look like its first', () => {
+		assert.equal(nearestLines(['}', `${' '.repeat(24)}n = 1;`, '}'], ['n = 2;'])?.index, 1);
+		const decoys = Array.from({ length: 25 }, (_, i) => `const value${i} = compute();`);
+		assert.equal(nearestLines([...decoys, 'const values = compute(input);', 'return values;'], ['const values = compute(inputs);', 'return values;'])?.index, 25);
+	});
+
+	it('names no block that is at most 30% alike, even when its first line is the same', () => {
+		assert.equal(nearestLines(['function alpha() {', 'zzz', 'qqq', 'yyy'], ['function alpha() {', 'completely', 'different', 'stuff']), undefined);
+		const unlike = Array.from({ length: 7 }, (_, i) => 'q'.repeat(i + 2));
+		assert.equal(nearestLines(['same one', 'same two', 'same three', ...unlike], ['same one', 'same two', 'same three', ...unlike.map(() => 'xy')]), undefined, 'three of ten lines alike');
 	});
 
 	it('gives up on empty files, blank quotes and files too long to search', () => {

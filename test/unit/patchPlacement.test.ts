@@ -62,6 +62,35 @@ describe('patch hunks: placement at its edges', () => {
 	it('keeps the last line\'s own ending in a mixed file', () => {
 		assert.equal(outcome('one\r\ntwo\nthree\r\n', codex('@@', '-one', '+ONE')), 'ONE\r\ntwo\nthree\r\n');
 	});
+
+	it('gives the old last line the file\'s ending when lines are added after it', () => {
+		assert.equal(outcome('a\r\nb', codex('@@', ' b', '+c')), 'a\r\nb\r\nc');
+	});
+
+	it('moves the search past the anchor of a hunk that only adds lines', () => {
+		assert.equal(outcome('x\ndef b():\nx\n', codex('@@ def b():', '+  pass', '@@', '-x', '+X')), 'x\ndef b():\n  pass\nX\n');
+	});
+
+	it('lets an insertion with nothing to go by give the next hunk no place to be near: two places stay ambiguous', () => {
+		assert.match(outcome('x\ny\nx\n', codex('@@', '+end', '@@', '-x', '+X')), /^ERROR f\.txt: hunk 2 \(patch line 5\) matches 2 places exactly \(lines 1, 3\), and there is no line number or earlier hunk to choose by\./);
+	});
+
+	it('places a numbered hunk after a Codex one by its own number', () => {
+		assert.equal(outcome('a\nb\nx\nc\nd\ne\nf\ng\nx\nh\n', codex('@@', '-a', '+A', '@@ -8,1 +8,1 @@', '-x', '+X')), 'A\nb\nx\nc\nd\ne\nf\ng\nX\nh\n');
+	});
+
+	it('applies adjacent numbered hunks given in any order', () => {
+		assert.equal(outcome('a\nb\nc\nd\n', unified('@@ -3,1 +3,1 @@', '-c', '+C', '@@ -1,2 +1,2 @@', '-a', '-b', '+A', '+B')), 'A\nB\nC\nd\n');
+		assert.equal(outcome('a\nb\nc\nd\ne\n', unified('@@ -2,2 +2,2 @@', '-b', '-c', '+B', '+C', '@@ -3,0 +4,1 @@', '+ins')), 'a\nB\nC\nins\nd\ne\n', 'an insertion right after a changed block');
+	});
+
+	it('prefers the end for *** End of File, but applies the hunk where its lines are when they are not last', () => {
+		assert.equal(outcome('a\nb\nc\n', codex('@@', '-a', '+A', '*** End of File')), 'A\nb\nc\n');
+	});
+
+	it('leaves the final newline alone when a `\\ No newline` marker sits on a hunk that does not reach the end', () => {
+		assert.equal(outcome('a\nb\nc\n', unified('@@ -1 +1 @@', '-a', '+A', '\\ No newline at end of file')), 'A\nb\nc\n');
+	});
 });
 
 describe('patch hunks: what the errors say', () => {
@@ -74,6 +103,9 @@ describe('patch hunks: what the errors say', () => {
 			'ERROR f.txt: hunk 1 (patch line 3): its \'@@ zzz\' line was not found. The text after \'@@ \' must equal a whole line of the file (whitespace aside). Nothing was changed.');
 		assert.match(outcome('export class Foo {\n}\n', codex('@@ class Foo', '-}', '+};')), /was not found\. .* The most similar line is 1: "export class Foo \{"\. Nothing was changed\.$/);
 		assert.match(outcome('def handler():\n  pass\n', codex('@@ def handle():', '-  pass', '+  return 1')), /The most similar line is 1: "def handler\(\):"\. Nothing was changed\.$/);
+		// A line containing the anchor beats one that only looks like it.
+		assert.match(outcome('def_load\nclass X:\n    async def load(self, path):\n', codex('@@ def load', '-x', '+y')), /The most similar line is 3: " {4}async def load\(self, path\):"\. Nothing was changed\.$/);
+		assert.match(outcome('a  \nb\nc\n', codex('@@ c', '-c', '+C', '@@ a', '-a', '+A')), /It is at line 1, before the previous hunk: hunks must be in file order\./, 'found before only ignoring whitespace');
 	});
 
 	it('lines that are nowhere: an empty file, nothing alike (with the line number), a near miss, lines only before the previous hunk', () => {
@@ -86,6 +118,16 @@ describe('patch hunks: what the errors say', () => {
 		assert.equal(outcome('one\ntwo\n', codex('@@', '-one', '-two', '-three', '+x')), `${head}its 3 old lines (context and removed) are not in the file, even ignoring whitespace and Unicode punctuation. The nearest near-miss starts at line 1 (67% alike); first difference at line 3: the file ends where the hunk expects "three".${tail}`);
 		assert.equal(outcome('a\nb\nc\n', codex('@@ b', '-b', '+B', '@@', '-a', '+A')),
 			'ERROR f.txt: hunk 2 (patch line 6) does not fit the file: its lines are only at line 1, at or before the end of the previous hunk (line 2). Hunks must be in file order and must not overlap; merge overlapping hunks into one. Nothing was changed.');
+		assert.match(outcome('a  \nb\nc\n', codex('@@', '-b', '+B', '@@', '-a', '+A')), /its lines are only at line 1, at or before the end of the previous hunk \(line 2\)\./, 'found before only ignoring whitespace');
+		// A Codex hunk has no line number to quote: the place the search began is not one.
+		assert.equal(outcome('a\nb\nc\n', codex('@@', '-a', '+A', '@@', '-zzzz', '+y')),
+			'ERROR f.txt: hunk 2 (patch line 6) does not fit the file: its old line (context or removed) is not in the file, even ignoring whitespace and Unicode punctuation. Nothing in the file resembles it. Read the file again and rebuild the hunk from its current text. Nothing was changed.');
+	});
+
+	it('lines only above the hunk\'s own @@ anchor: says so, numbered or not', () => {
+		const above = 'ERROR f.txt: hunk 1 (patch line 3) does not fit the file: its lines are only at line 1, above its \'@@ def b():\' line. A hunk\'s lines come after its \'@@\' line; fix or drop that line. Nothing was changed.';
+		assert.equal(outcome('x\ndef b():\ny\n', codex('@@ def b():', '-x', '+X')), above);
+		assert.equal(outcome('x\ndef b():\ny\n', codex('@@ -1,1 +1,1 @@', '@@ def b():', '-x', '+X')), above);
 	});
 
 	it('many places: the first five and how many in all', () => {
@@ -101,5 +143,11 @@ describe('patch hunks: what the errors say', () => {
 			'ERROR f.txt: hunk 2 (patch line 6) conflicts with hunk 1: it fits only at line 2, which hunk 1 already changes (line 2). Merge the two hunks into one, or fix their context. Nothing was changed.');
 		assert.equal(outcome('a\nb\nc\nd\ne\n', unified('@@ -2,3 +2,3 @@', '-b', '-c', '-d', '+B', '+C', '+D', '@@ -3,0 +4,1 @@', '+ins')),
 			'ERROR f.txt: hunk 2 (patch line 10) conflicts with hunk 1: it adds lines at line 4, which hunk 1 already changes (lines 2–4). Merge the two hunks into one, or fix their context. Nothing was changed.');
+		// Errors come in patch order: the conflict before a later hunk that fits nowhere.
+		assert.match(outcome('a\nb\nc\nd\ne\n', unified('@@ -2,3 +2,3 @@', '-b', '-c', '-d', '+B', '+C', '+D', '@@ -3,0 +4,1 @@', '+ins', '@@ -5,1 +5,1 @@', '-zzz', '+y')),
+			/^ERROR f\.txt: hunk 2 \(patch line 10\) conflicts with hunk 1: it adds lines at line 4/);
+		// A Codex hunk is sought after the previous hunk only, so it may land on an earlier numbered hunk's lines.
+		assert.equal(outcome('a\nb\nc\nd\ne\nf\n', codex('@@ -5,1 +5,1 @@', '-e', '+E', '@@ -1,1 +1,1 @@', '-a', '+A', '@@', '-e', '+EE')),
+			'ERROR f.txt: hunk 3 (patch line 9) conflicts with hunk 1: it fits only at line 5, which hunk 1 already changes (line 5). Merge the two hunks into one, or fix their context. Nothing was changed.');
 	});
 });

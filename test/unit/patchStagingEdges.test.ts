@@ -59,6 +59,8 @@ describe('apply_patch: staging sequences and what a patch locks', () => {
 		assert.deepEqual(staged.protectedPaths, ['.env']);
 		assert.equal(staged.notes.length, 1);
 		assert.match(staged.notes[0], /trailing whitespace/i);
+		const into = await stage({ 'env.txt': 'S=1\n' }, envelope('*** Update File: env.txt', '*** Move to: .env'));
+		assert.deepEqual(into.staged.protectedPaths, ['.env'], 'the target of a move is protected too');
 	});
 
 	it('a file moved and then deleted is one deletion of the source', async () => {
@@ -87,6 +89,26 @@ describe('apply_patch: staging sequences and what a patch locks', () => {
 		assert.match(text, /^A y\.txt/m);
 		assert.equal(exists('x.txt'), false);
 		assert.equal(read('y.txt'), 'x\n');
+	});
+
+	it('names the patch line of a path the boundary refuses, and changes nothing', async () => {
+		tree = makeTree({ 'a.txt': 'a\n' });
+		const error = await makeHarness(tree.root).error('apply_patch', { patch: envelope('*** Update File: a.txt', '@@', '-a', '+A', '*** Add File: ../outside.txt', '+x') });
+		assert.match(error.message, /\(path at patch line 6; nothing was changed\)$/);
+		assert.equal(read('a.txt'), 'a\n');
+	});
+
+	it('refuses to change a file in a folder given only for reading', async () => {
+		const shared = makeTree({ 'lib.txt': 'lib\n' });
+		try {
+			tree = makeTree({ 'a.txt': 'a\n' });
+			const harness = makeHarness(tree.root, { settings: { additionalReadPaths: [shared.root] } });
+			const error = await harness.error('apply_patch', { patch: envelope(`*** Update File: ${shared.file('lib.txt')}`, '@@', '-lib', '+LIB') });
+			assert.match(error.message, /\(rule: read_only\).[^]*\(path at patch line 2; nothing was changed\)$/);
+			assert.equal(fs.readFileSync(shared.file('lib.txt'), 'utf8'), 'lib\n');
+		} finally {
+			shared.cleanup();
+		}
 	});
 
 	it('refuses a new file two folders below a file', async () => {

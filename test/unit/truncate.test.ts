@@ -130,6 +130,8 @@ describe('truncate', () => {
 			assert.equal(omittedMarker({ bytes: 56 * 1024 }), '[… 56 KB omitted …]');
 			assert.equal(omittedMarker({ lines: 0, bytes: 10 }), '[… 10 B omitted …]');
 			assert.equal(omittedMarker({ lines: 1 }), '[… 1 line omitted …]');
+			assert.equal(omittedMarker({}), '[… text omitted …]', 'neither known');
+			assert.equal(omittedMarker({ lines: 0, hint: 'use offset=5 to continue' }), '[… text omitted; use offset=5 to continue …]');
 			assert.equal(
 				omittedMarker({ lines: 1234, bytes: 56 * 1024, hint: 'use offset=4001 to continue' }),
 				'[… 1,234 lines / 56 KB omitted; use offset=4001 to continue …]',
@@ -229,6 +231,13 @@ describe('truncate', () => {
 			assert.equal(result.text, '[… 8 lines / 56 B omitted …]\nline 9\nline 10\n');
 		});
 
+		it('keeps the tail of one-character lines and of a text that starts with an empty line', () => {
+			const short = truncateText('1\n2\n3\n4\n5\n', { maxBytes: 1000, maxLines: 2, keep: 'tail' });
+			assert.deepEqual([short.text, short.info.keptLines, short.info.linesOmitted], ['[… 3 lines / 6 B omitted …]\n4\n5\n', 2, 3]);
+			const blankFirst = truncateText('\nabc\n', { maxBytes: 4, maxLines: 100, keep: 'tail' });
+			assert.deepEqual([blankFirst.text, blankFirst.info.keptLines, blankFirst.info.linesOmitted], ['[… 1 line / 1 B omitted …]\nabc\n', 1, 1]);
+		});
+
 		it('keeps a quarter head and three quarters tail in the middle strategy', () => {
 			const result = truncateText(lines(20), { maxBytes: 10_000, maxLines: 8, keep: 'middle' });
 			assert.equal(result.text, `line 1\nline 2\n[… 12 lines / 89 B omitted …]\n${lines(20).split('\n').slice(14, 20).join('\n')}\n`);
@@ -273,6 +282,12 @@ describe('truncate', () => {
 			const result = truncateText(text, { maxBytes: 40, maxLines: 10, keep: 'middle' });
 			assert.equal(result.text, `${'a'.repeat(10)}\n[… 1 line / 167 B omitted …]\n${'b'.repeat(30)}`);
 			assert.equal(result.info.keptLines, 2);
+		});
+
+		it('keeps the start of the first huge line and the end of the last when two lines may be kept, only the end when one', () => {
+			const text = `${'a'.repeat(50)}\n${'b'.repeat(50)}\n`;
+			assert.equal(truncateText(text, { maxBytes: 20, maxLines: 2, keep: 'middle' }).text, `aaaaa\n[… 82 B omitted …]\n${'b'.repeat(14)}\n`);
+			assert.equal(truncateText(text, { maxBytes: 20, maxLines: 1, keep: 'middle' }).text, `[… 1 line / 82 B omitted …]\n${'b'.repeat(19)}\n`);
 		});
 
 		it('keeps whole lines over a partial one when any line fits', () => {
@@ -329,6 +344,13 @@ describe('truncate', () => {
 				assert.equal(countNewlines(view, from, to), naive(view, from, to), `round ${round}`);
 				assert.equal(countNewlines(new Uint8Array(view), 0, view.length), naive(view, 0, view.length));
 			}
+		});
+
+		it('counts up to the end of the range, not the newline right at it, far from or close to the one before', () => {
+			const sparse = Buffer.from(`${'x'.repeat(40)}\n${'y'.repeat(40)}\n`);
+			assert.equal(countNewlines(sparse, 0, sparse.length - 1), 1);
+			// Newlines packed close make it count by words, from an aligned start.
+			assert.equal(countNewlines(new Uint8Array(8).fill(0x0a), 0, 2), 2);
 		});
 
 		it('counts every byte of output made only of newlines, and newlines next to non-ASCII bytes', () => {

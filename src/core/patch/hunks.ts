@@ -92,7 +92,7 @@ class Placer {
 			case 'found':
 				return choice;
 			case 'none':
-				throw notFound(this.lines, old, hunk, this.display, numbered ? undefined : from, hint);
+				throw notFound(this.lines, old, hunk, this.display, from, hint);
 			case 'ambiguous':
 				throw ambiguous(this.display, hunk, choice.starts, choice.level, hint !== undefined);
 			case 'blocked': {
@@ -111,8 +111,8 @@ function insertionPoint(hunk: Hunk, length: number, from: number, drift: number)
 	return length;
 }
 
+/** Whether lines start..start+length share a line with another hunk's, or enclose its insertion point. */
 function overlaps(start: number, length: number, other: Placement): boolean {
-	if (other.length === 0) return other.start > start && other.start < start + length;
 	return start < other.start + other.length && other.start < start + length;
 }
 
@@ -126,7 +126,8 @@ function choose(
 	preferEnd: boolean, blocked: (start: number) => boolean,
 ): Choice {
 	// Right where the line number says, exactly: nothing can be nearer, so the file need not be searched.
-	if (hint !== undefined && hint >= from && exactlyAt(lines, pattern, hint) && !blocked(hint) && (!preferEnd || hint + pattern.length === lines.length)) {
+	// (The hint is never before `from`: a hunk searched from a place is hinted at that place.)
+	if (hint !== undefined && exactlyAt(lines, pattern, hint) && !blocked(hint) && (!preferEnd || hint + pattern.length === lines.length)) {
 		return { kind: 'found', start: hint, level: 'exact' };
 	}
 	for (const level of MATCH_LEVELS) {
@@ -140,7 +141,7 @@ function choose(
 		}
 		if (free.length === 1) return { kind: 'found', start: free[0], level };
 		if (hint === undefined) return { kind: 'ambiguous', starts: free, level };
-		const byDistance = [...free].sort((a, b) => Math.abs(a - hint) - Math.abs(b - hint) || a - b);
+		const byDistance = [...free].sort((a, b) => Math.abs(a - hint) - Math.abs(b - hint));
 		if (Math.abs(byDistance[0] - hint) === Math.abs(byDistance[1] - hint)) return { kind: 'ambiguous', starts: free, level };
 		return { kind: 'found', start: byDistance[0], level };
 	}
@@ -160,11 +161,11 @@ function findAnchor(lines: readonly string[], anchor: string, from: number, hunk
 		if (found.length > 0) return found[0];
 	}
 	const where = from > 0 ? ` after line ${from}` : '';
-	const earlier = from > 0 ? MATCH_LEVELS.map(level => findLines(lines, [anchor], level, 0)).find(found => found.length > 0)?.[0] : undefined;
-	const similar = earlier === undefined ? similarLine(lines, anchor) : undefined;
+	// Searched from the top, it can only be found when the search above began further down.
+	const earlier = firstLoosely(lines, [anchor]);
 	const hintText = earlier !== undefined
 		? ` It is at line ${earlier + 1}, before the previous hunk: hunks must be in file order.`
-		: similar !== undefined ? ` The most similar line is ${similar + 1}: ${showLine(lines[similar])}.` : '';
+		: similarLineText(lines, anchor);
 	return fail(`${display}: hunk ${hunk.number} (patch line ${hunk.patchLine}): its '@@ ${anchor}' line was not found${where}. The text after '@@ ' must equal a whole line of the file (whitespace aside).${hintText} Nothing was changed.`, display, hunk);
 }
 
@@ -172,25 +173,38 @@ function sameLoosely(a: string, b: string): boolean {
 	return normalizeUnicode(a).trim() === normalizeUnicode(b).trim();
 }
 
-function similarLine(lines: readonly string[], text: string): number | undefined {
-	const wanted = normalizeUnicode(text).trim();
-	const containing = lines.findIndex(line => wanted !== '' && normalizeUnicode(line).includes(wanted));
-	if (containing !== -1) return containing;
-	return nearestLines(lines, [text])?.index;
+/** The first place of `old` in the whole file, at the first ladder level that finds one. */
+function firstLoosely(lines: readonly string[], old: readonly string[]): number | undefined {
+	for (const level of MATCH_LEVELS) {
+		const found = findLines(lines, old, level);
+		if (found.length > 0) return found[0];
+	}
+	return undefined;
 }
 
-function notFound(
-	lines: readonly string[], old: readonly string[], hunk: Hunk, display: string, from: number | undefined, hint: number | undefined,
-): PatchApplyError {
+/** The line an anchor most likely meant: the first that contains it, else the most alike; '' for none. */
+function similarLineText(lines: readonly string[], anchor: string): string {
+	// Anchors come trimmed and non-empty from the parsers.
+	const wanted = normalizeUnicode(anchor);
+	const containing = lines.findIndex(line => normalizeUnicode(line).includes(wanted));
+	const similar = containing !== -1 ? containing : nearestLines(lines, [anchor])?.index;
+	return similar === undefined ? '' : ` The most similar line is ${similar + 1}: ${showLine(lines[similar])}.`;
+}
+
+function notFound(lines: readonly string[], old: readonly string[], hunk: Hunk, display: string, from: number, hint: number | undefined): PatchApplyError {
 	const head = `${display}: hunk ${hunk.number} (patch line ${hunk.patchLine}) does not fit the file`;
-	if (from !== undefined && from > 0) {
-		const earlier = MATCH_LEVELS.map(level => findLines(lines, old, level, 0)).find(found => found.length > 0);
-		if (earlier) {
-			return applyError(`${head}: its lines are only at line ${earlier[0] + 1}, at or before the end of the previous hunk (line ${from}). Hunks must be in file order and must not overlap; merge overlapping hunks into one. Nothing was changed.`, display, hunk);
-		}
+	// Searched from the top, the lines can only be found when the search began further down.
+	const earlier = firstLoosely(lines, old);
+	if (earlier !== undefined) {
+		const anchor = hunk.anchors[hunk.anchors.length - 1];
+		const why = anchor !== undefined
+			? `above its '@@ ${anchor}' line. A hunk's lines come after its '@@' line; fix or drop that line.`
+			: `at or before the end of the previous hunk (line ${from}). Hunks must be in file order and must not overlap; merge overlapping hunks into one.`;
+		return applyError(`${head}: its lines are only at line ${earlier + 1}, ${why} Nothing was changed.`, display, hunk);
 	}
 	const count = old.length === 1 ? 'its old line (context or removed) is' : `its ${old.length} old lines (context and removed) are`;
-	const miss = nearMiss(lines, old, hint);
+	// A Codex hunk's hint is where the previous hunk ended, not a line number to quote.
+	const miss = nearMiss(lines, old, hunk.oldStart !== undefined ? hint : undefined);
 	return applyError(`${head}: ${count} not in the file, even ignoring whitespace and Unicode punctuation.${miss} Read the file again and rebuild the hunk from its current text. Nothing was changed.`, display, hunk);
 }
 
@@ -200,10 +214,10 @@ function nearMiss(lines: readonly string[], old: readonly string[], hint: number
 	const nearest = nearestLines(lines, old);
 	if (!nearest) return ` Nothing in the file resembles ${old.length === 1 ? 'it' : 'them'}${hint !== undefined ? ` (the hunk's line number points at line ${hint + 1})` : ''}.`;
 	const start = nearest.index;
+	// Some line differs: a block alike in every line would have been found (firstLoosely, from the top).
 	const offset = old.findIndex((line, i) => lines[start + i] === undefined || !sameLoosely(lines[start + i], line));
 	const percent = Math.round(nearest.similarity * 100);
 	const where = `The nearest near-miss starts at line ${start + 1} (${percent}% alike)`;
-	if (offset === -1) return ` ${where}.`;
 	const found = lines[start + offset];
 	const detail = found === undefined
 		? `the file ends where the hunk expects ${showLine(old[offset])}`
@@ -233,7 +247,8 @@ function fail(message: string, display: string, hunk: Hunk): never {
 
 /** Builds the new lines: untouched lines and context lines with their own endings, added lines with the file's. */
 function splice(file: FileLines, placed: Placement[], display: string): Omit<PatchedFile, 'notes'> {
-	const order = [...placed].sort((a, b) => a.start - b.start || a.length - b.length || a.hunk.number - b.hunk.number);
+	// A stable sort: insertions at one place stay in patch order.
+	const order = [...placed].sort((a, b) => a.start - b.start || a.length - b.length);
 	for (let i = 1; i < order.length; i++) {
 		const before = order[i - 1];
 		const after = order[i];
@@ -271,13 +286,9 @@ function splice(file: FileLines, placed: Placement[], display: string): Omit<Pat
 		lines.push(file.lines[next]);
 		endings.push(file.endings[next]);
 	}
-	// Every line but the last needs an ending (a line added after a last line that had none);
-	// the last keeps the file's final-newline state unless the patch changed it.
-	for (let i = 0; i < endings.length - 1; i++) if (endings[i] === '') endings[i] = file.eol;
-	if (endings.length > 0) {
-		const last = endings.length - 1;
-		if (!finalNewline) endings[last] = '';
-		else if (endings[last] === '') endings[last] = file.eol;
-	}
-	return { file: { bom: file.bom, eol: file.eol, lines, endings } };
+	// A line that had no ending (the old last line) gets the file's when lines now follow it; the
+	// last line has none when the file ends without a newline (fill from -1: nothing when no lines).
+	const ended = endings.map(ending => (ending === '' ? file.eol : ending));
+	if (!finalNewline) ended.fill('', -1);
+	return { file: { bom: file.bom, eol: file.eol, lines, endings: ended } };
 }

@@ -56,8 +56,8 @@ export function formatBytes(n: number): string {
 		value /= 1024;
 		unit++;
 	}
-	const rounded = roundForDisplay(value);
-	return `${rounded < 10 ? rounded.toFixed(1).replace(/\.0$/, '') : formatCount(rounded)} ${UNITS[unit]}`;
+	// Rounded to one decimal at most, so `1.5` or `12`, never `1.0`.
+	return `${formatCount(roundForDisplay(value))} ${UNITS[unit]}`;
 }
 
 function roundForDisplay(value: number): number {
@@ -79,7 +79,8 @@ export function plural(n: number, word: string): string {
 /** The marker put where text was dropped. See the module comment for the wording. */
 export function omittedMarker(o: { lines?: number; bytes?: number; hint?: string }): string {
 	const parts: string[] = [];
-	if (o.lines !== undefined && o.lines > 0) parts.push(plural(o.lines, 'line'));
+	const lines = o.lines ?? 0;
+	if (lines > 0) parts.push(plural(lines, 'line'));
 	if (o.bytes !== undefined) parts.push(formatBytes(o.bytes));
 	const what = parts.length > 0 ? `${parts.join(' / ')} omitted` : 'text omitted';
 	return `[… ${what}${o.hint ? `; ${o.hint}` : ''} …]`;
@@ -123,8 +124,9 @@ export function utf8SuffixStart(buf: Uint8Array, maxBytes: number): number {
 export function cutLine(line: string, maxChars: number): { text: string; cut: boolean } {
 	if (line.length <= maxChars) return { text: line, cut: false };
 	let end = Math.max(0, Math.floor(maxChars));
+	// At 0 the code is NaN, in no range.
 	const code = line.charCodeAt(end - 1);
-	if (end > 0 && code >= 0xd800 && code <= 0xdbff) end--;
+	if (code >= 0xd800 && code <= 0xdbff) end--;
 	return { text: `${line.slice(0, end)} [… line cut: ${plural(line.length - end, 'more char')} …]`, cut: true };
 }
 
@@ -209,7 +211,7 @@ function takeTail(buf: Buffer, end: number, limit: number, maxLines: number, max
 	while (start > limit && lines < maxLines) {
 		// The line before `start` ends at start-1 (its newline, or the end of the text).
 		const newline = start - 2 >= limit ? buf.lastIndexOf(NEWLINE, start - 2) : -1;
-		const previous = newline === -1 || newline < limit ? limit : newline + 1;
+		const previous = newline < limit ? limit : newline + 1;
 		if (end - previous > maxBytes) break;
 		start = previous;
 		lines++;
@@ -291,7 +293,7 @@ function tailPiece(buf: Buffer, maxBytes: number): Span {
  * where text was dropped. Text within both caps comes back unchanged with truncated=false.
  */
 export function truncateText(text: string, opts: TruncateOptions): Truncated {
-	const buf = Buffer.from(text, 'utf8');
+	const buf = Buffer.from(text);
 	const totalLines = countLines(buf);
 	if (buf.length <= opts.maxBytes && totalLines <= opts.maxLines) {
 		return { text, info: untruncated(buf.length, totalLines) };
@@ -378,15 +380,13 @@ export class HeadTailBuffer {
 		this.newlines += countNewlines(chunk, 0, chunk.length);
 		this.lastByte = chunk[chunk.length - 1];
 		const toHead = Math.min(chunk.length, this.headCap - this.headLen);
-		if (toHead > 0) {
-			if (this.headLen + toHead > this.head.length) {
-				const next = new Uint8Array(grownSize(this.head.length, this.headLen + toHead, this.headCap));
-				next.set(this.head.subarray(0, this.headLen));
-				this.head = next;
-			}
-			this.head.set(chunk.subarray(0, toHead), this.headLen);
-			this.headLen += toHead;
+		if (this.headLen + toHead > this.head.length) {
+			const next = new Uint8Array(grownSize(this.head.length, this.headLen + toHead, this.headCap));
+			next.set(this.head.subarray(0, this.headLen));
+			this.head = next;
 		}
+		this.head.set(chunk.subarray(0, toHead), this.headLen);
+		this.headLen += toHead;
 		if (toHead < chunk.length) this.pushTail(chunk.subarray(toHead));
 	}
 

@@ -121,9 +121,11 @@ interface QuotedLines {
 	readonly endsWithNewline: boolean;
 }
 
+/** A CRLF quote keeps its '\r's: every line level ignores trailing whitespace, and they are that. */
 function quotedLines(needle: string): QuotedLines {
-	const lines = needle.split('\n').map(line => (line.endsWith('\r') ? line.slice(0, -1) : line));
-	const endsWithNewline = lines.length > 1 && lines[lines.length - 1] === '';
+	const lines = needle.split('\n');
+	// The needle is not empty (locateText's first check), so a last line of '' is a final line ending.
+	const endsWithNewline = lines[lines.length - 1] === '';
 	if (endsWithNewline) lines.pop();
 	return { lines, endsWithNewline };
 }
@@ -138,7 +140,8 @@ function lineRanges(text: string, table: LineTable, quoted: QuotedLines, level: 
 		if (index < nextFree) continue;
 		const last = index + quoted.lines.length - 1;
 		const end = quoted.endsWithNewline ? (last + 1 < table.starts.length ? table.starts[last + 1] : text.length) : table.ends[last];
-		const reindent = level === 'trim' || level === 'unicode' ? reindenter(table.lines.slice(index, last + 1), quoted.lines) : undefined;
+		// At the trailing level the indentation is equal, so the reindenter comes back undefined.
+		const reindent = reindenter(table.lines.slice(index, last + 1), quoted.lines);
 		ranges.push({ start: table.starts[index], end, ...(reindent ? { reindent } : {}) });
 		nextFree = last + 1;
 	}
@@ -216,7 +219,7 @@ const NEAR_MISS_MAX_LINES = 200_000;
 export function nearestLines(haystack: readonly string[], needle: readonly string[]): { index: number; similarity: number } | undefined {
 	const quoted = needle.map(line => normalizeUnicode(line).trim());
 	const anchor = quoted.findIndex(line => line !== '');
-	if (anchor === -1 || haystack.length === 0 || haystack.length > NEAR_MISS_MAX_LINES) return undefined;
+	if (anchor === -1 || haystack.length > NEAR_MISS_MAX_LINES) return undefined;
 	const anchorGrams = bigrams(quoted[anchor]);
 	// Rank by the first non-blank quoted line, then score the best few by the whole block.
 	const ranked: { index: number; score: number }[] = [];
@@ -224,10 +227,11 @@ export function nearestLines(haystack: readonly string[], needle: readonly strin
 		const score = dice(anchorGrams, bigrams(normalizeUnicode(haystack[i]).trim()));
 		if (score > 0.3) ranked.push({ index: i - anchor, score });
 	}
-	ranked.sort((a, b) => b.score - a.score || a.index - b.index);
+	// A stable sort: equally alike lines stay in file order, so the earliest block wins a tie.
+	ranked.sort((a, b) => b.score - a.score);
 	let best: { index: number; similarity: number } | undefined;
 	for (const { index } of ranked.slice(0, 20)) {
-		const start = Math.max(0, Math.min(index, haystack.length - 1));
+		const start = Math.max(0, index);
 		let total = 0;
 		for (let j = 0; j < quoted.length; j++) {
 			const line = haystack[start + j];

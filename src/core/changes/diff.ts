@@ -92,34 +92,27 @@ export interface LineCounts {
 /**
  * The lines a change adds and removes: the counts of unifiedDiff's hunks, without building them.
  * Any shortest edit script between the two line lists has the same counts (removed = lines before
- * − lines kept, added = lines after − lines kept), so the length of one is enough: it is taken on
- * the same trimmed texts, the lines numbered so that equal lines compare as equal integers.
+ * − lines kept, added = lines after − lines kept), so the length of one is enough, taken on the
+ * same trimmed texts.
  */
 export function lineCounts(change: FileChange): LineCounts {
 	const trimmed = trimCommonLines(change.before, change.after, 0);
-	const numbers = new Map<string, number>();
-	const before = lineNumbers(trimmed.a, numbers);
-	const after = lineNumbers(trimmed.b, numbers);
+	const before = linesOf(trimmed.a);
+	const after = linesOf(trimmed.b);
 	const edits = shortestEditLength(before, after);
 	// edits = removed + added, and after.length − before.length = added − removed.
 	return { added: (edits + after.length - before.length) / 2, removed: (edits - after.length + before.length) / 2 };
 }
 
-/** Each line (with its line break, as the diff library splits them) as a number shared by equal lines. */
-function lineNumbers(text: string, numbers: Map<string, number>): Int32Array {
-	const out: number[] = [];
-	for (let start = 0; start < text.length;) {
-		const end = text.indexOf('\n', start);
-		const line = end === -1 ? text.slice(start) : text.slice(start, end + 1);
-		let number = numbers.get(line);
-		if (number === undefined) {
-			number = numbers.size;
-			numbers.set(line, number);
-		}
-		out.push(number);
-		start += line.length;
-	}
-	return Int32Array.from(out);
+/**
+ * The lines as the diff library compares them, where a line includes its line break: here without
+ * it, and a last line that has none marked by a '\n' (which no other line can hold).
+ */
+function linesOf(text: string): string[] {
+	const lines = text.split('\n');
+	const last = lines.pop()!;
+	if (last !== '') lines.push(`${last}\n`);
+	return lines;
 }
 
 /**
@@ -127,7 +120,7 @@ function lineNumbers(text: string, numbers: Map<string, number>): Int32Array {
  * search: O((N+M)·D) time, one array of N+M+3 furthest points). `reach[k]` is the furthest x on
  * diagonal k = x − y; a step right deletes a[x], a step down inserts b[y], a diagonal keeps a line.
  */
-function shortestEditLength(a: Int32Array, b: Int32Array): number {
+function shortestEditLength(a: readonly string[], b: readonly string[]): number {
 	const n = a.length;
 	const m = b.length;
 	const offset = m + 1;

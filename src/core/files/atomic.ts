@@ -5,7 +5,7 @@ import { type Boundary, realPathOf } from '../policy/boundary';
 import type { FileChange } from '../context';
 import { BoundaryError, CancelledError, fromNodeError, ToolError } from '../results/errors';
 import { readWhole } from './files';
-import { forEachLimited } from './inParallel';
+import { everyInOrder, forEachLimited } from './inParallel';
 import { CREATE_FLAGS, inPinnedFolder, makeFolders, PinnedFolder, realPathOfHandle, removeEmptyFolders, withFileForReading } from './verifiedOpen';
 
 /**
@@ -176,7 +176,7 @@ async function stageWrite(folders: Folders, place: Place, bytes: Uint8Array, opt
 		handle = await fs.promises.open(folder.entry(temp), CREATE_FLAGS, current ? current.mode & 0o7777 : options.mode ?? 0o666);
 		const stat = await checkCreated(handle, folder, temp, place, options.boundary);
 		await writeAll(handle, bytes, options.signal);
-		if (current) await keepOwnerAndMode(handle, current);
+		if (current) await keepOwnerAndMode(handle, stat, current);
 		await handle.sync();
 		await handle.close();
 		return { place, folder, temp, dev: stat.dev, ino: stat.ino, created };
@@ -207,27 +207,32 @@ async function checkCreated(handle: fs.promises.FileHandle, folder: PinnedFolder
 async function commitStaged(staged: Staged, boundary: Boundary | undefined, signal?: AbortSignal): Promise<void> {
 	try {
 		if (signal?.aborted) throw new CancelledError('The write');
-		await fs.promises.rename(staged.folder.entry(staged.temp), staged.folder.entry(staged.place.name));
-		await checkLanded(staged, boundary);
+		await renameStaged(staged);
+		if (await landing(staged, boundary, staged.folder.whereNow()) !== 'landed') throw landedElsewhere(staged.place.display);
 	} catch (error) {
 		await discardStaged(staged, boundary);
 		throw error;
 	}
 }
 
+function renameStaged(staged: Staged): Promise<void> {
+	return fs.promises.rename(staged.folder.entry(staged.temp), staged.folder.entry(staged.place.name));
+}
+
 /**
- * After the rename, the target must be the file written, in a folder inside the boundary. If it
- * is not, what was written is removed (if it is ours) and the write fails.
+ * Where a renamed temp is. 'landed': it is the target, in a folder inside the boundary (`where`:
+ * the folder's real path now). 'removed': it is the target but the folder is not inside (moved
+ * out, or its path swapped), so it was removed again. 'lost': the target is no longer the file
+ * written (gone, or replaced by someone else), which is left alone.
  */
-async function checkLanded(staged: Staged, boundary: Boundary | undefined): Promise<void> {
-	const { folder } = staged;
-	const target = folder.entry(staged.place.name);
+async function landing(staged: Staged, boundary: Boundary | undefined, where: Promise<string | undefined>): Promise<'landed' | 'removed' | 'lost'> {
+	const target = staged.folder.entry(staged.place.name);
 	const landed = await fs.promises.lstat(target).catch(() => undefined);
-	const ours = landed !== undefined && landed.dev === staged.dev && landed.ino === staged.ino;
-	const where = await folder.whereNow();
-	if (ours && where !== undefined && isReachable(boundary, where, staged.place.display)) return;
-	if (ours) await fs.promises.unlink(target).catch(() => undefined);
-	throw landedElsewhere(staged.place.display);
+	if (landed === undefined || landed.dev !== staged.dev || landed.ino !== staged.ino) return 'lost';
+	const folder = await where;
+	if (folder !== undefined && isReachable(boundary, folder, staged.place.display)) return 'landed';
+	await fs.promises.unlink(target).catch(() => undefined);
+	return 'removed';
 }
 
 function isReachable(boundary: Boundary | undefined, real: string, display: string): boolean {
@@ -266,8 +271,10 @@ async function writeAll(handle: fs.promises.FileHandle, bytes: Uint8Array, signa
 	}
 }
 
-async function keepOwnerAndMode(handle: fs.promises.FileHandle, stat: fs.Stats): Promise<void> {
-	await handle.chmod(stat.mode & 0o7777).catch(() => undefined);
+/** Gives the temp (`made`: as created) the mode and owner of the file it replaces (`stat`). */
+async function keepOwnerAndMode(handle: fs.promises.FileHandle, made: fs.Stats, stat: fs.Stats): Promise<void> {
+	// The umask may have taken bits off at creation; most often it took none.
+	if ((made.mode & 0o7777) !== (stat.mode & 0o7777)) await handle.chmod(stat.mode & 0o7777).catch(() => undefined);
 	if (process.platform !== 'win32' && typeof process.getuid === 'function' && stat.uid !== process.getuid()) {
 		// Only root may give a file away; anyone else leaves it as theirs, which is what rename would do anyway.
 		await handle.chown(stat.uid, stat.gid).catch(() => undefined);
@@ -337,8 +344,10 @@ const STAGING_CONCURRENCY = 8;
  * Applies a change set all or nothing, in two phases. Staging writes and flushes every new file
  * to a temp beside its target (in parallel): whatever fails there (disk full, permissions, a
  * folder swapped for a link) fails before anything visible changed. Committing then renames the
- * temps into place and removes deleted files, in order; if one of those steps fails, or the
- * signal fires, the files already committed are put back. Each folder is flushed once at the end.
+ * temps into place and removes deleted files, in order, with nothing else between the renames, so
+ * the moment some files are new and others not is short; where each write landed is checked after
+ * (a move's at once). If a step or a check fails, or the signal fires, the files already committed
+ * are put back, newest first. Each folder is flushed once at the end.
  */
 export function applyChangesAtomically(changes: readonly FileChange[], signal?: AbortSignal, options: ApplyOptions = {}): Promise<void> {
 	return withFolders(options.boundary, folders => applyIn(folders, changes, signal, options));
@@ -360,20 +369,44 @@ async function applyIn(folders: Folders, changes: readonly FileChange[], signal:
 	}
 	const ready = prepared as Prepared[];
 	const committed: Prepared[] = [];
-	let current: Prepared | undefined;
-	try {
-		for (const item of ready) {
-			current = item;
+	let failure: { error: unknown; item: Prepared } | undefined;
+	for (const item of ready) {
+		try {
 			if (signal?.aborted) throw new CancelledError('Writing the changes');
 			options.beforeCommit?.(item.change, committed.length);
 			await commit(folders, item, boundary);
 			committed.push(item);
+		} catch (error) {
+			failure = { error, item };
+			break;
 		}
-	} catch (error) {
-		await Promise.all(ready.filter(item => !committed.includes(item)).map(item => discardStaged(item.staged, boundary)));
-		const unrestored = await rollback(folders, committed, boundary);
-		throw describeFailure(error, (current ?? ready[0]).change, committed.length, unrestored);
 	}
+	// Writes are checked where they landed once all are renamed, also before a rollback: one that
+	// did not land is not put back (it was removed, or someone else's file is there now).
+	const landings = await landingsOf(committed, boundary);
+	const strays = committed.filter(item => landings.has(item) && landings.get(item) !== 'landed');
+	if (!failure && strays.length > 0) failure = { error: landedElsewhere(strays[0].change.displayPath), item: strays[0] };
+	if (!failure) return;
+	const kept = committed.filter(item => !strays.includes(item));
+	await Promise.all(ready.filter(item => !committed.includes(item)).map(item => discardStaged(item.staged, boundary)));
+	const lost = strays.filter(item => landings.get(item) === 'lost').map(item => item.change.displayPath);
+	const unrestored = [...lost, ...await rollback(folders, kept, boundary)];
+	throw describeFailure(failure.error, failure.item.change, kept.length, unrestored);
+}
+
+/**
+ * Where each renamed write landed (see landing). They are checked together, off the path of the
+ * renames; the writes in one folder share its look at where it is now.
+ */
+async function landingsOf(committed: readonly Prepared[], boundary: Boundary | undefined): Promise<Map<Prepared, 'landed' | 'removed' | 'lost'>> {
+	const writes = committed.filter(item => item.staged && !isMove(item.change));
+	const whereNow = new Map<PinnedFolder, Promise<string | undefined>>();
+	const found = await everyInOrder(writes, ({ staged }) => {
+		const folder = staged!.folder;
+		if (!whereNow.has(folder)) whereNow.set(folder, folder.whereNow().catch(() => undefined));
+		return landing(staged!, boundary, whereNow.get(folder)!);
+	});
+	return new Map(writes.map((item, index) => [item, found[index]]));
 }
 
 /** The change a staging error belongs to (forEachLimited tags it). */
@@ -383,7 +416,7 @@ function failedChange(error: unknown, changes: readonly FileChange[]): FileChang
 }
 
 async function prepare(folders: Folders, change: FileChange, remember: boolean, boundary: Boundary | undefined, signal?: AbortSignal): Promise<Prepared> {
-	const moves = change.movedTo !== undefined && path.resolve(change.path) !== path.resolve(change.movedTo.path);
+	const moves = isMove(change);
 	// The source's mode serves both the rollback and a moved file (which keeps its permissions).
 	const source = change.before !== null && (remember || change.movedTo)
 		? await readOriginal(change.path, change.displayPath, boundary, remember)
@@ -411,14 +444,25 @@ async function readOriginal(absolute: string, display: string, boundary: Boundar
 	}
 }
 
-/** The visible step: the rename into place, or the removal. */
+function isMove(change: FileChange): boolean {
+	return change.movedTo !== undefined && path.resolve(change.path) !== path.resolve(change.movedTo.path);
+}
+
+/**
+ * The visible step: the removal, or the rename into place. A write is checked where it landed
+ * later, with the others (strayWrite); a move at once, before its source is removed.
+ */
 async function commit(folders: Folders, { change, staged }: Prepared, boundary: Boundary | undefined): Promise<void> {
 	if (!staged) {
 		await removeEntry(folders, await placeOf(change.path, change.displayPath, boundary, false));
 		return;
 	}
+	if (!isMove(change)) {
+		await renameStaged(staged);
+		return;
+	}
 	await commitStaged(staged, boundary);
-	if (change.movedTo && path.resolve(change.path) !== path.resolve(change.movedTo.path)) {
+	{
 		try {
 			await removeEntry(folders, await placeOf(change.path, change.displayPath, boundary, false));
 		} catch (error) {

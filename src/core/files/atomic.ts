@@ -62,6 +62,8 @@ async function placeOf(target: string, display: string, boundary: Boundary | und
 class Folders {
 	private readonly pinned = new Map<string, Promise<PinnedFolder>>();
 	private readonly listings = new Map<PinnedFolder, Promise<string[]>>();
+	/** Folders made for the writes (real paths), whichever write made them. */
+	private readonly made: string[] = [];
 
 	constructor(private readonly boundary: Boundary | undefined) {}
 
@@ -79,9 +81,19 @@ class Folders {
 	async make(real: string, display: string): Promise<{ folder: PinnedFolder; created: string[] }> {
 		const known = this.pinned.get(real);
 		if (known) return { folder: await known, created: [] };
-		const made = makeFolders(real, display, this.boundary);
-		this.pinned.set(real, made.then(result => result.folder));
-		return made;
+		const making = makeFolders(real, display, this.boundary);
+		this.pinned.set(real, making.then(result => result.folder));
+		const result = await making;
+		this.made.push(...result.created);
+		return result;
+	}
+
+	/**
+	 * Removes the folders made that are empty, deepest first, once the writes are taken back: staged
+	 * at once, one write may have made the folder another one's file went in.
+	 */
+	removeMade(): Promise<void> {
+		return removeEmptyFolders([...this.made].sort((a, b) => a.length - b.length), this.boundary);
 	}
 
 	/** A folder's entries, read once per change set (dead temps are looked for in them). */
@@ -248,10 +260,14 @@ function landedElsewhere(display: string): ToolError {
 	return new ToolError('io', `${display} was not written where it was meant to go: a folder or symlink on its path changed while writing, so what was written is removed again. Check the path with list_dir, then try again.`);
 }
 
-async function discardStaged(staged: Staged | undefined, boundary: Boundary | undefined): Promise<void> {
-	if (!staged) return;
-	await fs.promises.unlink(staged.folder.entry(staged.temp)).catch(() => undefined);
+/** Takes back a single write that was not committed: its temp, and the folders made for it. */
+async function discardStaged(staged: Staged, boundary: Boundary | undefined): Promise<void> {
+	await removeTemp(staged);
 	await removeEmptyFolders(staged.created, boundary);
+}
+
+function removeTemp(staged: Staged): Promise<void> {
+	return fs.promises.unlink(staged.folder.entry(staged.temp)).catch(() => undefined);
 }
 
 /** Removes one entry (never what a symlink there points to) through its checked folder. */
@@ -322,8 +338,8 @@ interface Prepared {
 	readonly change: FileChange;
 	/** The new bytes in a temp beside the target; absent for deletions. */
 	readonly staged?: Staged;
-	/** Disk bytes before (null: there was no file). */
-	readonly original: Uint8Array | null;
+	/** Disk bytes before (null: there was no file; undefined: not kept, as a set of one change is never put back). */
+	readonly original: Uint8Array | null | undefined;
 	readonly originalMode?: number;
 }
 
@@ -361,7 +377,8 @@ async function applyIn(folders: Folders, changes: readonly FileChange[], signal:
 			if (signal?.aborted) throw new CancelledError('Writing the changes');
 			prepared[index] = await prepare(folders, change, changes.length > 1, boundary, signal);
 		}).catch(async error => {
-			await Promise.all(prepared.map(item => item && discardStaged(item.staged, boundary)));
+			await Promise.all(prepared.map(item => item?.staged && removeTemp(item.staged)));
+			await folders.removeMade();
 			throw error;
 		});
 	} catch (error) {
@@ -388,9 +405,10 @@ async function applyIn(folders: Folders, changes: readonly FileChange[], signal:
 	if (!failure && strays.length > 0) failure = { error: landedElsewhere(strays[0].change.displayPath), item: strays[0] };
 	if (!failure) return;
 	const kept = committed.filter(item => !strays.includes(item));
-	await Promise.all(ready.filter(item => !committed.includes(item)).map(item => discardStaged(item.staged, boundary)));
+	await Promise.all(ready.filter(item => !committed.includes(item)).map(item => item.staged && removeTemp(item.staged)));
 	const lost = strays.filter(item => landings.get(item) === 'lost').map(item => item.change.displayPath);
 	const unrestored = [...lost, ...await rollback(folders, kept, boundary)];
+	await folders.removeMade();
 	throw describeFailure(failure.error, failure.item.change, kept.length, unrestored);
 }
 
@@ -418,9 +436,9 @@ function failedChange(error: unknown, changes: readonly FileChange[]): FileChang
 async function prepare(folders: Folders, change: FileChange, remember: boolean, boundary: Boundary | undefined, signal?: AbortSignal): Promise<Prepared> {
 	const moves = isMove(change);
 	// The source's mode serves both the rollback and a moved file (which keeps its permissions).
-	const source = change.before !== null && (remember || change.movedTo)
-		? await readOriginal(change.path, change.displayPath, boundary, remember)
-		: { bytes: null };
+	const source = change.before === null
+		? { bytes: null }
+		: remember || change.movedTo ? await readOriginal(change.path, change.displayPath, boundary, remember) : {};
 	const originalMode = remember ? source.mode : undefined;
 	if (change.after === null) return { change, original: source.bytes, originalMode };
 	const display = change.movedTo?.displayPath ?? change.displayPath;
@@ -432,10 +450,10 @@ async function prepare(folders: Folders, change: FileChange, remember: boolean, 
 }
 
 /** A file's bytes (when wanted, for the rollback) and mode, read through a checked descriptor; nothing when it is gone. */
-async function readOriginal(absolute: string, display: string, boundary: Boundary | undefined, wantBytes: boolean): Promise<{ bytes: Uint8Array | null; mode?: number }> {
+async function readOriginal(absolute: string, display: string, boundary: Boundary | undefined, wantBytes: boolean): Promise<{ bytes?: Uint8Array | null; mode?: number }> {
 	try {
 		return await withFileForReading(absolute, display, boundary, 'write', async ({ handle, stat }) => ({
-			bytes: wantBytes ? await readWhole(handle, stat.size) : null,
+			bytes: wantBytes ? await readWhole(handle, stat.size) : undefined,
 			mode: stat.mode,
 		}));
 	} catch (error) {
@@ -450,7 +468,7 @@ function isMove(change: FileChange): boolean {
 
 /**
  * The visible step: the removal, or the rename into place. A write is checked where it landed
- * later, with the others (strayWrite); a move at once, before its source is removed.
+ * later, with the others (landingsOf); a move at once, before its source is removed.
  */
 async function commit(folders: Folders, { change, staged }: Prepared, boundary: Boundary | undefined): Promise<void> {
 	if (!staged) {
@@ -462,13 +480,11 @@ async function commit(folders: Folders, { change, staged }: Prepared, boundary: 
 		return;
 	}
 	await commitStaged(staged, boundary);
-	{
-		try {
-			await removeEntry(folders, await placeOf(change.path, change.displayPath, boundary, false));
-		} catch (error) {
-			await removeEntry(folders, staged.place).catch(() => undefined);
-			throw error;
-		}
+	try {
+		await removeEntry(folders, await placeOf(change.path, change.displayPath, boundary, false));
+	} catch (error) {
+		await removeEntry(folders, staged.place).catch(() => undefined);
+		throw error;
 	}
 }
 
@@ -476,16 +492,16 @@ function ignoreMissing(error: NodeJS.ErrnoException): void {
 	if (error.code !== 'ENOENT') throw error;
 }
 
-/** Undoes committed changes, newest first. Returns the display paths it could not restore. */
+/** Undoes committed changes, newest first (the folders made are removed after). Returns the display paths it could not restore. */
 async function rollback(folders: Folders, applied: readonly Prepared[], boundary: Boundary | undefined): Promise<string[]> {
 	const unrestored: string[] = [];
 	for (const { change, staged, original, originalMode } of [...applied].reverse()) {
 		try {
-			if (staged && (change.before === null || change.movedTo)) await removeEntry(folders, staged.place);
-			if (change.before !== null && original !== null) {
+			// What was written where no file was (a new file, a move's target, a file gone since it was planned) goes.
+			if (staged && (original === null || isMove(change))) await removeEntry(folders, staged.place);
+			if (original) {
 				await writeIn(folders, change.path, original, { boundary, display: change.displayPath, ...(originalMode !== undefined ? { mode: originalMode & 0o7777 } : {}) });
 			}
-			if (staged) await removeEmptyFolders(staged.created, boundary);
 		} catch {
 			unrestored.push(change.displayPath);
 		}

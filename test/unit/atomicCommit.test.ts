@@ -1,8 +1,11 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { applyChangesAtomically, isAtomicTemp, removeDeadTemps, writeFileAtomic } from '../../src/core/files/atomic';
 import type { FileChange } from '../../src/core/context';
-import { CancelledError, ToolError } from '../../src/core/results/errors';
+import { Boundary } from '../../src/core/policy/boundary';
+import { PinnedFolder } from '../../src/core/files/verifiedOpen';
+import { BoundaryError, CancelledError, ToolError } from '../../src/core/results/errors';
 import { fileChange, makeTree } from './helpers';
 
 const bytes = (text: string) => new Uint8Array(Buffer.from(text));
@@ -35,6 +38,9 @@ describe('atomic writes: names, cancels, temps of other writers, descriptors', (
 		const secondChunk = { get aborted() { return ++looks >= 2; } } as AbortSignal;
 		await assert.rejects(writeFileAtomic(tree.file('a.txt'), new Uint8Array(9 * 1024 * 1024), { signal: secondChunk }), (error: CancelledError) => error.message === 'The write was cancelled.');
 		assert.equal(looks, 2, 'stopped at the second chunk, before the rename');
+		// A small write looks once while writing, once more just before the rename.
+		looks = 0;
+		await assert.rejects(writeFileAtomic(tree.file('a.txt'), bytes('new'), { signal: secondChunk }), (error: CancelledError) => error.message === 'The write was cancelled.');
 		assert.equal(fs.readFileSync(tree.file('a.txt'), 'utf8'), 'old\n');
 		assert.deepEqual(temps(), []);
 	});
@@ -63,6 +69,136 @@ describe('atomic writes: names, cancels, temps of other writers, descriptors', (
 			beforeCommit: (_change, index) => { if (index === 1) throw injectedEio(); },
 		}));
 		assert.equal(openDescriptors(), before);
+	});
+});
+
+describe('atomic writes when the disk or another process gets in the way (simulated at the fs calls)', () => {
+	let tree: ReturnType<typeof makeTree>;
+	const restores: (() => void)[] = [];
+	/** Replaces a method until the test ends. */
+	function stub<T extends object, K extends keyof T>(owner: T, key: K, replacement: (original: T[K]) => T[K]): void {
+		const original = owner[key];
+		owner[key] = replacement(original);
+		restores.push(() => { owner[key] = original; });
+	}
+	/** A copy of a stat with some fields changed. */
+	const altered = (stat: fs.Stats, fields: Partial<fs.Stats>) => Object.assign(Object.create(Object.getPrototypeOf(stat)), stat, fields) as fs.Stats;
+	const temps = () => fs.readdirSync(tree.root).filter(isAtomicTemp);
+	const read = (rel: string) => fs.readFileSync(tree.file(rel), 'utf8');
+	const landedElsewhere = (error: ToolError) => error.code === 'io' && /^a\.txt was not written where it was meant to go/.test(error.message);
+
+	beforeEach(() => { tree = makeTree({ 'a.txt': 'old\n', 'dir/c.txt': 'c\n', 'dir/d.txt': 'd\n' }); });
+	afterEach(() => {
+		for (const restore of restores.splice(0).reverse()) restore();
+		tree.cleanup();
+	});
+
+	it('a temp that is not the entry made in the checked folder fails the write before a byte is written', async function () {
+		if (!fs.existsSync('/proc/self/fd')) this.skip();
+		const cases: [string, (stat: fs.Stats) => fs.Stats | undefined][] = [
+			['gone', () => undefined],
+			['another file', stat => altered(stat, { ino: stat.ino + 1 })],
+			['on another device', stat => altered(stat, { dev: stat.dev + 1 })],
+		];
+		for (const [what, entryFor] of cases) {
+			const lstat = fs.promises.lstat;
+			fs.promises.lstat = (async (at: string) => {
+				const stat = await lstat(at);
+				if (!isAtomicTemp(path.basename(at))) return stat;
+				const entry = entryFor(stat);
+				if (!entry) throw Object.assign(new Error('ENOENT'), { code: 'ENOENT' });
+				return entry;
+			}) as typeof fs.promises.lstat;
+			try {
+				await assert.rejects(writeFileAtomic(tree.file('a.txt'), bytes('new\n'), { display: 'a.txt' }), landedElsewhere, what);
+			} finally {
+				fs.promises.lstat = lstat;
+			}
+			assert.equal(read('a.txt'), 'old\n', what);
+			assert.deepEqual(temps(), [], what);
+		}
+		// A temp whose descriptor does not say where it is.
+		stub(fs.promises, 'readlink', readlink => (async (at: string) => {
+			const link = await readlink(at);
+			if (isAtomicTemp(path.basename(String(link)))) throw Object.assign(new Error('EACCES'), { code: 'EACCES' });
+			return link;
+		}) as typeof fs.promises.readlink);
+		await assert.rejects(writeFileAtomic(tree.file('a.txt'), bytes('new\n'), { display: 'a.txt' }), landedElsewhere);
+		assert.equal(read('a.txt'), 'old\n');
+		assert.deepEqual(temps(), []);
+	});
+
+	it('fails a write whose target, after the rename, is not the file written', async () => {
+		stub(fs.promises, 'lstat', lstat => (async (at: string) => {
+			const stat = await lstat(at);
+			return path.basename(at) === 'a.txt' ? altered(stat, { dev: stat.dev + 1 }) : stat;
+		}) as typeof fs.promises.lstat);
+		await assert.rejects(writeFileAtomic(tree.file('a.txt'), bytes('new\n'), { display: 'a.txt' }), landedElsewhere);
+	});
+
+	it('removes a write whose folder cannot say where it is after the rename', async function () {
+		if (!fs.existsSync('/proc/self/fd')) this.skip();
+		let renamed = false;
+		stub(fs.promises, 'rename', rename => (async (from: fs.PathLike, to: fs.PathLike) => {
+			await rename(from, to);
+			renamed = true;
+		}) as typeof fs.promises.rename);
+		stub(fs.promises, 'readlink', readlink => (async (at: string) => {
+			const link = await readlink(at);
+			if (renamed && link === tree.root) throw Object.assign(new Error('EACCES'), { code: 'EACCES' });
+			return link;
+		}) as typeof fs.promises.readlink);
+		await assert.rejects(writeFileAtomic(tree.file('a.txt'), bytes('new\n'), { display: 'a.txt' }), landedElsewhere);
+		assert.equal(fs.existsSync(tree.file('a.txt')), false, 'what was written is removed again');
+		assert.deepEqual(temps(), []);
+	});
+
+	it('leaves a file alone that its owner may not write (simulated: the tests run as root)', async () => {
+		stub(fs.promises, 'access', access => (async (at: fs.PathLike, mode?: number) => {
+			if (path.basename(String(at)) === 'a.txt') throw Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' });
+			return access(at, mode);
+		}) as typeof fs.promises.access);
+		await assert.rejects(writeFileAtomic(tree.file('a.txt'), bytes('new\n')), { code: 'EACCES' });
+		assert.equal(read('a.txt'), 'old\n');
+		assert.deepEqual(temps(), []);
+	});
+
+	it('keeps the temp of a live process that belongs to someone else (kill answers EPERM)', async () => {
+		const temp = (pid: number) => `.a.txt.tb${pid}-0123abcd.tmp`;
+		fs.writeFileSync(tree.file(temp(4194301)), 'half');
+		fs.writeFileSync(tree.file(temp(4194302)), 'half');
+		stub(process, 'kill', kill => ((pid: number, signal?: string | number) => {
+			if (pid === 4194301) throw Object.assign(new Error('EPERM'), { code: 'EPERM' });
+			return kill(pid, signal);
+		}) as typeof process.kill);
+		assert.deepEqual(await removeDeadTemps(tree.file('a.txt')), [temp(4194302)]);
+		assert.deepEqual(temps(), [temp(4194301)]);
+	});
+
+	it('refuses a write into a read-only extra folder by its own rule', async () => {
+		const extra = makeTree({ 'x.txt': 'x\n' });
+		try {
+			const boundary = await Boundary.create({ roots: [{ name: 'ws', path: tree.root }], fileAccess: 'workspace', additionalReadPaths: [extra.root], protectedPaths: [] });
+			await assert.rejects(writeFileAtomic(extra.file('x.txt'), bytes('y'), { boundary }), (error: BoundaryError) => error.rule === 'read_only');
+			assert.equal(fs.readFileSync(extra.file('x.txt'), 'utf8'), 'x\n');
+		} finally {
+			extra.cleanup();
+		}
+	});
+
+	it('flushes each folder it wrote in once', async () => {
+		const synced: string[] = [];
+		stub(PinnedFolder.prototype, 'sync', sync => async function (this: PinnedFolder) {
+			synced.push(this.real);
+			return sync.call(this);
+		});
+		await applyChangesAtomically([
+			fileChange(tree, 'a.txt', 'old\n', 'A\n'),
+			fileChange(tree, 'dir/c.txt', 'c\n', 'C\n'),
+			fileChange(tree, 'dir/d.txt', 'd\n', 'D\n'),
+			fileChange(tree, 'dir/new/e.txt', null, 'e\n'),
+		]);
+		assert.deepEqual(synced.sort(), [tree.root, tree.file('dir'), tree.file('dir/new')].sort());
 	});
 });
 
@@ -175,16 +311,47 @@ describe('applyChangesAtomically: commit and rollback', () => {
 		assert.equal(modeOf(tree.file('run.sh')), 0o750);
 	});
 
-	it('names a deletion it could not put back', async () => {
+	it('names the deletions it could not put back', async () => {
+		fs.writeFileSync(tree.file('dir/d.txt'), 'd\n');
 		await assert.rejects(
-			applyChangesAtomically([change('dir/c.txt', 'c\n', null), change('a.txt', 'a\n', 'A\n')], undefined, failAt(1, () => {
-				// The deleted file's folder turns into a file: there is nowhere to put it back.
+			applyChangesAtomically([change('dir/c.txt', 'c\n', null), change('dir/d.txt', 'd\n', null), change('a.txt', 'a\n', 'A\n')], undefined, failAt(2, () => {
+				// The deleted files' folder turns into a file: there is nowhere to put them back.
 				fs.rmSync(tree.file('dir'), { recursive: true });
 				fs.writeFileSync(tree.file('dir'), 'in the way');
 			})),
-			(error: ToolError) => /^Could not write a\.txt: .* could not all be restored: dir\/c\.txt may hold the new content\./.test(error.message),
+			(error: ToolError) => /^Could not write a\.txt: .* could not all be restored: dir\/d\.txt, dir\/c\.txt may hold the new content\./.test(error.message),
 		);
 		assert.equal(read('a.txt'), 'a\n');
+	});
+
+	it('a deletion of a file already gone is nothing to put back', async () => {
+		await assert.rejects(
+			applyChangesAtomically([change('gone.txt', 'x\n', null), change('a.txt', 'a\n', 'A\n')], undefined, failAt(1)),
+			(error: ToolError) => /^Could not write a\.txt: .* The files written before it were restored: nothing was changed\.$/.test(error.message),
+		);
+		assert.equal(exists('gone.txt'), false);
+	});
+
+	it('a "move" onto its own path is a plain change', async () => {
+		await applyChangesAtomically([change('a.txt', 'a\n', 'A\n', 'a.txt'), change('b.txt', 'b\n', 'B\n')]);
+		assert.equal(read('a.txt'), 'A\n');
+	});
+
+	it('refuses, before anything changes, to delete a link whose file is outside the workspace', async function () {
+		if (process.platform === 'win32') this.skip();
+		const outside = makeTree({ 'secret.txt': 'secret\n' });
+		try {
+			fs.symlinkSync(outside.file('secret.txt'), tree.file('out.lnk'));
+			const boundary = await Boundary.create({ roots: [{ name: 'ws', path: tree.root }], fileAccess: 'workspace', additionalReadPaths: [], protectedPaths: [] });
+			await assert.rejects(
+				applyChangesAtomically([change('a.txt', 'a\n', 'A\n'), change('out.lnk', 'secret\n', null)], undefined, { boundary }),
+				(error: ToolError) => /^Could not write out\.lnk: .* Nothing was changed\.$/.test(error.message),
+			);
+			assert.equal(fs.lstatSync(tree.file('out.lnk')).isSymbolicLink(), true);
+			assert.equal(read('a.txt'), 'a\n');
+		} finally {
+			outside.cleanup();
+		}
 	});
 
 	it('a written file replaced by someone else before the set is done is left alone and named, the rest put back', async () => {

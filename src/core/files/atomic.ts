@@ -291,23 +291,26 @@ async function writeAll(handle: fs.promises.FileHandle, bytes: Uint8Array, signa
 async function keepOwnerAndMode(handle: fs.promises.FileHandle, made: fs.Stats, stat: fs.Stats): Promise<void> {
 	// The umask may have taken bits off at creation; most often it took none.
 	if ((made.mode & 0o7777) !== (stat.mode & 0o7777)) await handle.chmod(stat.mode & 0o7777).catch(() => undefined);
-	if (process.platform !== 'win32' && typeof process.getuid === 'function' && stat.uid !== process.getuid()) {
-		// Only root may give a file away; anyone else leaves it as theirs, which is what rename would do anyway.
-		await handle.chown(stat.uid, stat.gid).catch(() => undefined);
-	}
+	// Only root may give a file away; anyone else leaves it as theirs, which is what rename would do
+	// anyway. (Windows has no getuid, and there chown does nothing.)
+	if (stat.uid !== process.getuid?.()) await handle.chown(stat.uid, stat.gid).catch(() => undefined);
 }
 
 /** Removes temps of this file left by writers that died (SIGKILL, power loss) before renaming. */
 export async function removeDeadTemps(target: string): Promise<string[]> {
-	const folder = await fs.promises.realpath(path.dirname(target)).catch(() => undefined);
-	if (!folder) return [];
-	return inPinnedFolder(target, { expect: folder }, pinned => removeDeadTempsIn(pinned, path.basename(target))).catch(() => []);
+	try {
+		const folder = await fs.promises.realpath(path.dirname(target));
+		return await inPinnedFolder(target, { expect: folder }, pinned => removeDeadTempsIn(pinned, path.basename(target)));
+	} catch {
+		// No folder to look in (or none that can be opened and listed): no temps either.
+		return [];
+	}
 }
 
 /** `names`: the folder's entries, when they were just read. */
 async function removeDeadTempsIn(folder: PinnedFolder, name: string, names?: readonly string[]): Promise<string[]> {
 	const base = name.slice(0, MAX_BASE_CHARS);
-	names ??= await fs.promises.readdir(folder.self).catch(() => []);
+	names ??= await fs.promises.readdir(folder.self);
 	const removed: string[] = [];
 	for (const entry of names) {
 		const match = TEMP_PATTERN.exec(entry);
@@ -317,8 +320,8 @@ async function removeDeadTempsIn(folder: PinnedFolder, name: string, names?: rea
 	return removed;
 }
 
+/** Whether a process runs (this one, for its own temps of writes under way, included). */
 function isAlive(pid: number): boolean {
-	if (pid === process.pid) return true;
 	try {
 		process.kill(pid, 0);
 		return true;
@@ -374,7 +377,8 @@ async function applyIn(folders: Folders, changes: readonly FileChange[], signal:
 	const prepared: (Prepared | undefined)[] = new Array(changes.length);
 	try {
 		await forEachLimited(changes, STAGING_CONCURRENCY, async (change, index) => {
-			if (signal?.aborted) throw new CancelledError('Writing the changes');
+			// describeFailure words a cancel of the set itself.
+			if (signal?.aborted) throw new CancelledError();
 			prepared[index] = await prepare(folders, change, changes.length > 1, boundary, signal);
 		}).catch(async error => {
 			await Promise.all(prepared.map(item => item?.staged && removeTemp(item.staged)));
@@ -389,7 +393,7 @@ async function applyIn(folders: Folders, changes: readonly FileChange[], signal:
 	let failure: { error: unknown; item: Prepared } | undefined;
 	for (const item of ready) {
 		try {
-			if (signal?.aborted) throw new CancelledError('Writing the changes');
+			if (signal?.aborted) throw new CancelledError();
 			options.beforeCommit?.(item.change, committed.length);
 			await commit(folders, item, boundary);
 			committed.push(item);
@@ -405,7 +409,8 @@ async function applyIn(folders: Folders, changes: readonly FileChange[], signal:
 	if (!failure && strays.length > 0) failure = { error: landedElsewhere(strays[0].change.displayPath), item: strays[0] };
 	if (!failure) return;
 	const kept = committed.filter(item => !strays.includes(item));
-	await Promise.all(ready.filter(item => !committed.includes(item)).map(item => item.staged && removeTemp(item.staged)));
+	// The temps not renamed (those renamed are gone from their names already).
+	await Promise.all(ready.map(item => item.staged && removeTemp(item.staged)));
 	const lost = strays.filter(item => landings.get(item) === 'lost').map(item => item.change.displayPath);
 	const unrestored = [...lost, ...await rollback(folders, kept, boundary)];
 	await folders.removeMade();
@@ -445,7 +450,7 @@ async function prepare(folders: Folders, change: FileChange, remember: boolean, 
 	const place = await placeOf(change.movedTo?.path ?? change.path, display, boundary, true);
 	const fresh = change.before === null || moves;
 	const mode = change.movedTo && source.mode !== undefined ? source.mode & 0o7777 : undefined;
-	const staged = await stageWrite(folders, place, change.after, { signal, boundary, createFolders: change.before === null || change.movedTo !== undefined, mustBeNew: fresh, ...(mode !== undefined ? { mode } : {}) });
+	const staged = await stageWrite(folders, place, change.after, { signal, boundary, createFolders: change.before === null || change.movedTo !== undefined, mustBeNew: fresh, mode });
 	return { change, staged, original: source.bytes, originalMode };
 }
 

@@ -38,7 +38,8 @@ describe('the change pipeline: cancels, commit locks, approval still valid', () 
 			let committed = false;
 			const holder = withFileLocks(ctx.state, [held], () => new Promise<void>(resolve => { release = resolve; }));
 			const commit = commitPlan(ctx, plan, false).then(() => { committed = true; });
-			await new Promise(resolve => setTimeout(resolve, 200));
+			// Long enough for a commit that did not wait to be done, even on a loaded machine.
+			await new Promise(resolve => setTimeout(resolve, 500));
 			assert.equal(committed, false, `the commit waited for the lock on ${held}`);
 			release();
 			await Promise.all([holder, commit]);
@@ -52,7 +53,7 @@ describe('the change pipeline: cancels, commit locks, approval still valid', () 
 		if (process.platform === 'win32') this.skip();
 		const h = makeHarness(tree.file('ws'));
 		const before = snapshotTree(tree.file('ws/.git'));
-		const error = await h.error('write_file', { path: 'sub/new.txt', content: 'x\n' }, {
+		const error = await h.error('apply_patch', { patch: '*** Begin Patch\n*** Add File: sub/new.txt\n+x\n*** Add File: sub/other.txt\n+y\n*** End Patch\n' }, {
 			decide: async () => {
 				// The folder is swapped for a link into .git: the same path now leads somewhere protected.
 				fs.rmSync(tree.file('ws/sub'), { recursive: true });
@@ -61,7 +62,7 @@ describe('the change pipeline: cancels, commit locks, approval still valid', () 
 			},
 		});
 		assert.equal(error.code, 'stale_write');
-		assert.equal(error.message, 'sub/new.txt became a protected path while waiting for confirmation (a folder or symlink on the way changed). Nothing was written. Check the path with list_dir, then make the change again.');
+		assert.equal(error.message, 'sub/new.txt, sub/other.txt became a protected path while waiting for confirmation (a folder or symlink on the way changed). Nothing was written. Check the path with list_dir, then make the change again.');
 		assert.deepEqual(snapshotTree(tree.file('ws/.git')), before);
 	});
 });

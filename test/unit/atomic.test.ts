@@ -5,7 +5,7 @@ import { applyPatch, createTwoFilesPatch } from 'diff';
 import { applyChangesAtomically, isAtomicTemp, removeDeadTemps, writeFileAtomic } from '../../src/core/files/atomic';
 import { listBackups, restoreChanges, backupOriginals } from '../../src/core/changes/backups';
 import type { FileChange } from '../../src/core/context';
-import { fileDiff, unifiedDiff } from '../../src/core/changes/diff';
+import { lineCounts, unifiedDiff } from '../../src/core/changes/diff';
 import { fileChange, makeTree } from './helpers';
 
 const bytes = (text: string) => new Uint8Array(Buffer.from(text));
@@ -189,6 +189,9 @@ describe('diff of large, barely changed texts', () => {
 			const b = edited.join('\n') + endB;
 			const diff = unifiedDiff(change(a, b));
 			assert.equal(applyPatch(a, diff), b, `round ${round}:\n${diff}`);
+			const body = diff.split('\n').filter(line => !line.startsWith('--- ') && !line.startsWith('+++ '));
+			const counted = { added: body.filter(line => line.startsWith('+')).length, removed: body.filter(line => line.startsWith('-')).length };
+			assert.deepEqual(lineCounts(change(a, b)), counted, `round ${round}: the counts are the diff's\n${diff}`);
 			for (const hunk of diff.split(/^@@.*\n/m).slice(1)) {
 				const lead = /^((?: .*\n)*)/.exec(hunk)![1].split('\n').length - 1;
 				assert.ok(lead <= 3, `round ${round}: at most 3 leading context lines`);
@@ -204,18 +207,18 @@ describe('diff of large, barely changed texts', () => {
 		const a = lines.join('\n') + '\n';
 		lines[200_000] = 'changed';
 		const b = lines.join('\n') + '\n';
-		const diff = fileDiff(change(a, b));
-		assert.match(diff.text, /^--- a\/x\n\+\+\+ b\/x\n@@ -199998,7 \+199998,7 @@\n/);
-		assert.deepEqual({ added: diff.added, removed: diff.removed }, { added: 1, removed: 1 });
+		assert.match(unifiedDiff(change(a, b)), /^--- a\/x\n\+\+\+ b\/x\n@@ -199998,7 \+199998,7 @@\n/);
+		assert.deepEqual(lineCounts(change(a, b)), { added: 1, removed: 1 });
 	});
 
-	it('counts added and removed lines on the hunks, whatever the lines hold', () => {
+	it('counts added and removed lines as the lines they are, whatever they hold', () => {
 		// Lines that look like diff headers ("--- x", "+++ y") must count as the lines they are.
-		const diff = fileDiff(change('keep\n-- a\n+++ b\nend\n', 'keep\n--- x\n++ y\nnew\nend\n'));
-		assert.deepEqual({ added: diff.added, removed: diff.removed }, { added: 3, removed: 2 });
-		assert.deepEqual(
-			{ added: fileDiff(change('', 'a\nb')).added, removed: fileDiff(change('x\n', '')).removed },
-			{ added: 2, removed: 1 },
-		);
+		assert.deepEqual(lineCounts(change('keep\n-- a\n+++ b\nend\n', 'keep\n--- x\n++ y\nnew\nend\n')), { added: 3, removed: 2 });
+		assert.deepEqual(lineCounts(change('', 'a\nb')), { added: 2, removed: 0 });
+		assert.deepEqual(lineCounts(change('x\n', '')), { added: 0, removed: 1 });
+		// A last line that only gains its line break is a different line; CRLF lines count once.
+		assert.deepEqual(lineCounts(change('a\nb', 'a\nb\n')), { added: 1, removed: 1 });
+		assert.deepEqual(lineCounts(change('a\r\nb\r\n', 'a\r\nc\r\nb\r\n')), { added: 1, removed: 0 });
+		assert.deepEqual(lineCounts(change('same\n', 'same\n')), { added: 0, removed: 0 });
 	});
 });

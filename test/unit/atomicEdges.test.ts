@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import { applyChangesAtomically, isAtomicTemp, removeDeadTemps, writeFileAtomic } from '../../src/core/files/atomic';
 import type { FileChange } from '../../src/core/context';
 import { CancelledError, ToolError } from '../../src/core/results/errors';
+import { Boundary } from '../../src/core/policy/boundary';
 import { fileChange, makeTree } from './helpers';
 
 const bytes = (text: string) => new Uint8Array(Buffer.from(text));
@@ -124,6 +125,25 @@ describe('applyChangesAtomically: the edges', () => {
 			(error: ToolError) => error.code === 'cancelled' && /the call was cancelled\./.test(error.message),
 		);
 		assert.deepEqual([read('a.txt'), read('b.txt')], ['a\n', 'b\n']);
+	});
+
+	it('a folder moved out of the workspace during the commit: the write that went with it is removed there, the rest put back', async () => {
+		const outside = makeTree();
+		try {
+			const boundary = await Boundary.create({ roots: [{ name: 'ws', path: tree.root }], fileAccess: 'workspace', additionalReadPaths: [], protectedPaths: [] });
+			const moveOut = () => fs.renameSync(tree.file('dir'), outside.file('dir'));
+			await assert.rejects(
+				applyChangesAtomically([change('dir/c.txt', 'c\n', 'C\n'), change('b.txt', 'b\n', 'B\n')], undefined, {
+					boundary,
+					beforeCommit: (_change, index) => { if (index === 1) moveOut(); },
+				}),
+				(error: ToolError) => error.code === 'io' && /^Could not write dir\/c\.txt: dir\/c\.txt was not written where it was meant to go.* The files written before it were restored: nothing was changed\.$/.test(error.message),
+			);
+			assert.equal(read('b.txt'), 'b\n');
+			assert.deepEqual(fs.readdirSync(outside.file('dir')), [], 'the new c.txt went out with its folder and was removed there');
+		} finally {
+			outside.cleanup();
+		}
 	});
 
 	it('a file already gone when its deletion commits is fine; a folder in a new file\'s place is not, and leaves no temp', async () => {

@@ -69,43 +69,78 @@ function trimCommonLines(before: Uint8Array | null, after: Uint8Array | null, co
 	return { a: asText(a.subarray(start, endA)), b: asText(b.subarray(start, endB)), skipped };
 }
 
-/** One file's unified diff, and the lines it adds and removes (counted on the hunks, not re-parsed). */
-export interface FileDiff {
-	readonly text: string;
-	readonly added: number;
-	readonly removed: number;
-}
-
 /** A unified diff of one change, with a/ and b/ paths as git prints them. */
-export function fileDiff(change: FileChange, context = 3): FileDiff {
+export function unifiedDiff(change: FileChange, context = 3): string {
 	const from = change.before ? `a/${change.displayPath}` : '/dev/null';
 	const to = change.after ? `b/${change.movedTo?.displayPath ?? change.displayPath}` : '/dev/null';
 	const trimmed = trimCommonLines(change.before, change.after, context);
 	const patch = structuredPatch(from, to, trimmed.a, trimmed.b, undefined, undefined, { context });
-	let added = 0;
-	let removed = 0;
+	// The hunks are of the trimmed texts: shift them back to the lines of the whole files.
 	for (const hunk of patch.hunks) {
-		// The hunks are of the trimmed texts: shift them back to the lines of the whole files.
 		hunk.oldStart += trimmed.skipped;
 		hunk.newStart += trimmed.skipped;
-		for (const line of hunk.lines) {
-			if (line.startsWith('+')) added++;
-			else if (line.startsWith('-')) removed++;
-		}
 	}
-	return {
-		added,
-		removed,
-		// Written out only when someone reads it (apply_patch shows line counts, not diffs).
-		// The library starts with a line of '=' under an Index header; git's shape is easier to read.
-		get text() {
-			return formatPatch(patch).replace(/^=+\n/m, '');
-		},
-	};
+	// The library starts with a line of '=' under an Index header; git's shape is easier to read.
+	return formatPatch(patch).replace(/^=+\n/m, '');
 }
 
-export function unifiedDiff(change: FileChange, context = 3): string {
-	return fileDiff(change, context).text;
+export interface LineCounts {
+	readonly added: number;
+	readonly removed: number;
+}
+
+/**
+ * The lines a change adds and removes: the counts of unifiedDiff's hunks, without building them.
+ * Any shortest edit script between the two line lists has the same counts (removed = lines before
+ * − lines kept, added = lines after − lines kept), so the length of one is enough, taken on the
+ * same trimmed texts.
+ */
+export function lineCounts(change: FileChange): LineCounts {
+	const trimmed = trimCommonLines(change.before, change.after, 0);
+	const before = linesOf(trimmed.a);
+	const after = linesOf(trimmed.b);
+	const edits = shortestEditLength(before, after);
+	// edits = removed + added, and after.length − before.length = added − removed.
+	return { added: (edits + after.length - before.length) / 2, removed: (edits - after.length + before.length) / 2 };
+}
+
+/**
+ * The lines as the diff library compares them, where a line includes its line break: here without
+ * it, and a last line that has none marked by a '\n' (which no other line can hold).
+ */
+function linesOf(text: string): string[] {
+	const lines = text.split('\n');
+	const last = lines.pop()!;
+	if (last !== '') lines.push(`${last}\n`);
+	return lines;
+}
+
+/**
+ * The number of insertions and deletions in a shortest edit script from `a` to `b` (Myers' greedy
+ * search: O((N+M)·D) time, one array of N+M+3 furthest points). `reach[k]` is the furthest x on
+ * diagonal k = x − y; a step right deletes a[x], a step down inserts b[y], a diagonal keeps a line.
+ */
+function shortestEditLength(a: readonly string[], b: readonly string[]): number {
+	const n = a.length;
+	const m = b.length;
+	const offset = m + 1;
+	// -1: no path reaches that diagonal yet.
+	const reach = new Int32Array(n + m + 3).fill(-1);
+	reach[offset + 1] = 0;
+	for (let edits = 0; ; edits++) {
+		// Diagonals of the same parity as `edits`, within the grid (−m ≤ k ≤ n).
+		const first = edits <= m ? -edits : -m + ((edits - m) & 1);
+		for (let k = first; k <= Math.min(edits, n); k += 2) {
+			// Down from diagonal k+1 keeps x (valid while y stays within b); right from k−1 adds one (while x stays within a).
+			const down = reach[offset + k + 1] !== -1 && reach[offset + k + 1] - k <= m ? reach[offset + k + 1] : -1;
+			const right = reach[offset + k - 1] !== -1 && reach[offset + k - 1] < n ? reach[offset + k - 1] + 1 : -1;
+			let x = Math.max(down, right);
+			if (x === -1) continue;
+			while (x < n && x - k < m && a[x] === b[x - k]) x++;
+			reach[offset + k] = x;
+			if (x === n && x - k === m) return edits;
+		}
+	}
 }
 
 export function unifiedDiffs(changes: readonly FileChange[], context = 3): string {

@@ -1,7 +1,7 @@
 import { backupOriginals } from './backups';
 import type { ApprovalRequest, ChangeContext, FileChange, FileVersion, PendingCall } from '../context';
 import { newDiagnostics, snapshotDiagnostics } from './diagnostics';
-import { fileDiff } from './diff';
+import { lineCounts, unifiedDiffs } from './diff';
 import { everyInOrder } from '../files/inParallel';
 import { withFileLocks } from './locks';
 import { applyThroughFileSystem } from './virtualCommit';
@@ -107,13 +107,13 @@ export async function commitPlan(ctx: ChangeContext, plan: ChangePlan, confirmed
 			await ctx.host.showDiffs(changes).catch(() => undefined);
 		}
 		const diagnostics = diagnosticsBefore ? await newDiagnostics(ctx, changes, diagnosticsBefore) : undefined;
-		const diffs = changes.map(change => fileDiff(change));
 		return {
 			changes,
+			// Made only when read: apply_patch shows line counts, which need no diff text.
 			get diff() {
-				return diffs.map(diff => diff.text).join('\n');
+				return unifiedDiffs(changes);
 			},
-			stats: changes.map((change, index) => ({ path: change.movedTo?.displayPath ?? change.displayPath, added: diffs[index].added, removed: diffs[index].removed })),
+			stats: changes.map(change => ({ path: change.movedTo?.displayPath ?? change.displayPath, ...lineCounts(change) })),
 			backups: copies,
 			...(diagnostics ? { diagnostics } : {}),
 		};

@@ -5,7 +5,7 @@ import { type Boundary, realPathOf } from '../policy/boundary';
 import type { FileChange } from '../context';
 import { BoundaryError, CancelledError, fromNodeError, ToolError } from '../results/errors';
 import { readWhole } from './files';
-import { forEachLimited } from './inParallel';
+import { everyInOrder, forEachLimited } from './inParallel';
 import { CREATE_FLAGS, inPinnedFolder, makeFolders, PinnedFolder, realPathOfHandle, removeEmptyFolders, withFileForReading } from './verifiedOpen';
 
 /**
@@ -62,6 +62,8 @@ async function placeOf(target: string, display: string, boundary: Boundary | und
 class Folders {
 	private readonly pinned = new Map<string, Promise<PinnedFolder>>();
 	private readonly listings = new Map<PinnedFolder, Promise<string[]>>();
+	/** Folders made for the writes (real paths), whichever write made them. */
+	private readonly made: string[] = [];
 
 	constructor(private readonly boundary: Boundary | undefined) {}
 
@@ -79,9 +81,19 @@ class Folders {
 	async make(real: string, display: string): Promise<{ folder: PinnedFolder; created: string[] }> {
 		const known = this.pinned.get(real);
 		if (known) return { folder: await known, created: [] };
-		const made = makeFolders(real, display, this.boundary);
-		this.pinned.set(real, made.then(result => result.folder));
-		return made;
+		const making = makeFolders(real, display, this.boundary);
+		this.pinned.set(real, making.then(result => result.folder));
+		const result = await making;
+		this.made.push(...result.created);
+		return result;
+	}
+
+	/**
+	 * Removes the folders made that are empty, deepest first, once the writes are taken back: staged
+	 * at once, one write may have made the folder another one's file went in.
+	 */
+	removeMade(): Promise<void> {
+		return removeEmptyFolders([...this.made].sort((a, b) => a.length - b.length), this.boundary);
 	}
 
 	/** A folder's entries, read once per change set (dead temps are looked for in them). */
@@ -176,7 +188,7 @@ async function stageWrite(folders: Folders, place: Place, bytes: Uint8Array, opt
 		handle = await fs.promises.open(folder.entry(temp), CREATE_FLAGS, current ? current.mode & 0o7777 : options.mode ?? 0o666);
 		const stat = await checkCreated(handle, folder, temp, place, options.boundary);
 		await writeAll(handle, bytes, options.signal);
-		if (current) await keepOwnerAndMode(handle, current);
+		if (current) await keepOwnerAndMode(handle, stat, current);
 		await handle.sync();
 		await handle.close();
 		return { place, folder, temp, dev: stat.dev, ino: stat.ino, created };
@@ -207,27 +219,32 @@ async function checkCreated(handle: fs.promises.FileHandle, folder: PinnedFolder
 async function commitStaged(staged: Staged, boundary: Boundary | undefined, signal?: AbortSignal): Promise<void> {
 	try {
 		if (signal?.aborted) throw new CancelledError('The write');
-		await fs.promises.rename(staged.folder.entry(staged.temp), staged.folder.entry(staged.place.name));
-		await checkLanded(staged, boundary);
+		await renameStaged(staged);
+		if (await landing(staged, boundary, staged.folder.whereNow()) !== 'landed') throw landedElsewhere(staged.place.display);
 	} catch (error) {
 		await discardStaged(staged, boundary);
 		throw error;
 	}
 }
 
+function renameStaged(staged: Staged): Promise<void> {
+	return fs.promises.rename(staged.folder.entry(staged.temp), staged.folder.entry(staged.place.name));
+}
+
 /**
- * After the rename, the target must be the file written, in a folder inside the boundary. If it
- * is not, what was written is removed (if it is ours) and the write fails.
+ * Where a renamed temp is. 'landed': it is the target, in a folder inside the boundary (`where`:
+ * the folder's real path now). 'removed': it is the target but the folder is not inside (moved
+ * out, or its path swapped), so it was removed again. 'lost': the target is no longer the file
+ * written (gone, or replaced by someone else), which is left alone.
  */
-async function checkLanded(staged: Staged, boundary: Boundary | undefined): Promise<void> {
-	const { folder } = staged;
-	const target = folder.entry(staged.place.name);
+async function landing(staged: Staged, boundary: Boundary | undefined, where: Promise<string | undefined>): Promise<'landed' | 'removed' | 'lost'> {
+	const target = staged.folder.entry(staged.place.name);
 	const landed = await fs.promises.lstat(target).catch(() => undefined);
-	const ours = landed !== undefined && landed.dev === staged.dev && landed.ino === staged.ino;
-	const where = await folder.whereNow();
-	if (ours && where !== undefined && isReachable(boundary, where, staged.place.display)) return;
-	if (ours) await fs.promises.unlink(target).catch(() => undefined);
-	throw landedElsewhere(staged.place.display);
+	if (landed === undefined || landed.dev !== staged.dev || landed.ino !== staged.ino) return 'lost';
+	const folder = await where;
+	if (folder !== undefined && isReachable(boundary, folder, staged.place.display)) return 'landed';
+	await fs.promises.unlink(target).catch(() => undefined);
+	return 'removed';
 }
 
 function isReachable(boundary: Boundary | undefined, real: string, display: string): boolean {
@@ -243,10 +260,14 @@ function landedElsewhere(display: string): ToolError {
 	return new ToolError('io', `${display} was not written where it was meant to go: a folder or symlink on its path changed while writing, so what was written is removed again. Check the path with list_dir, then try again.`);
 }
 
-async function discardStaged(staged: Staged | undefined, boundary: Boundary | undefined): Promise<void> {
-	if (!staged) return;
-	await fs.promises.unlink(staged.folder.entry(staged.temp)).catch(() => undefined);
+/** Takes back a single write that was not committed: its temp, and the folders made for it. */
+async function discardStaged(staged: Staged, boundary: Boundary | undefined): Promise<void> {
+	await removeTemp(staged);
 	await removeEmptyFolders(staged.created, boundary);
+}
+
+function removeTemp(staged: Staged): Promise<void> {
+	return fs.promises.unlink(staged.folder.entry(staged.temp)).catch(() => undefined);
 }
 
 /** Removes one entry (never what a symlink there points to) through its checked folder. */
@@ -266,25 +287,30 @@ async function writeAll(handle: fs.promises.FileHandle, bytes: Uint8Array, signa
 	}
 }
 
-async function keepOwnerAndMode(handle: fs.promises.FileHandle, stat: fs.Stats): Promise<void> {
-	await handle.chmod(stat.mode & 0o7777).catch(() => undefined);
-	if (process.platform !== 'win32' && typeof process.getuid === 'function' && stat.uid !== process.getuid()) {
-		// Only root may give a file away; anyone else leaves it as theirs, which is what rename would do anyway.
-		await handle.chown(stat.uid, stat.gid).catch(() => undefined);
-	}
+/** Gives the temp (`made`: as created) the mode and owner of the file it replaces (`stat`). */
+async function keepOwnerAndMode(handle: fs.promises.FileHandle, made: fs.Stats, stat: fs.Stats): Promise<void> {
+	// The umask may have taken bits off at creation; most often it took none.
+	if ((made.mode & 0o7777) !== (stat.mode & 0o7777)) await handle.chmod(stat.mode & 0o7777).catch(() => undefined);
+	// Only root may give a file away; anyone else leaves it as theirs, which is what rename would do
+	// anyway. (Windows has no getuid, and there chown does nothing.)
+	if (stat.uid !== process.getuid?.()) await handle.chown(stat.uid, stat.gid).catch(() => undefined);
 }
 
 /** Removes temps of this file left by writers that died (SIGKILL, power loss) before renaming. */
 export async function removeDeadTemps(target: string): Promise<string[]> {
-	const folder = await fs.promises.realpath(path.dirname(target)).catch(() => undefined);
-	if (!folder) return [];
-	return inPinnedFolder(target, { expect: folder }, pinned => removeDeadTempsIn(pinned, path.basename(target))).catch(() => []);
+	try {
+		const folder = await fs.promises.realpath(path.dirname(target));
+		return await inPinnedFolder(target, { expect: folder }, pinned => removeDeadTempsIn(pinned, path.basename(target)));
+	} catch {
+		// No folder to look in (or none that can be opened and listed): no temps either.
+		return [];
+	}
 }
 
 /** `names`: the folder's entries, when they were just read. */
 async function removeDeadTempsIn(folder: PinnedFolder, name: string, names?: readonly string[]): Promise<string[]> {
 	const base = name.slice(0, MAX_BASE_CHARS);
-	names ??= await fs.promises.readdir(folder.self).catch(() => []);
+	names ??= await fs.promises.readdir(folder.self);
 	const removed: string[] = [];
 	for (const entry of names) {
 		const match = TEMP_PATTERN.exec(entry);
@@ -294,8 +320,8 @@ async function removeDeadTempsIn(folder: PinnedFolder, name: string, names?: rea
 	return removed;
 }
 
+/** Whether a process runs (this one, for its own temps of writes under way, included). */
 function isAlive(pid: number): boolean {
-	if (pid === process.pid) return true;
 	try {
 		process.kill(pid, 0);
 		return true;
@@ -315,8 +341,8 @@ interface Prepared {
 	readonly change: FileChange;
 	/** The new bytes in a temp beside the target; absent for deletions. */
 	readonly staged?: Staged;
-	/** Disk bytes before (null: there was no file). */
-	readonly original: Uint8Array | null;
+	/** Disk bytes before (null: there was no file; undefined: not kept, as a set of one change is never put back). */
+	readonly original: Uint8Array | null | undefined;
 	readonly originalMode?: number;
 }
 
@@ -337,8 +363,10 @@ const STAGING_CONCURRENCY = 8;
  * Applies a change set all or nothing, in two phases. Staging writes and flushes every new file
  * to a temp beside its target (in parallel): whatever fails there (disk full, permissions, a
  * folder swapped for a link) fails before anything visible changed. Committing then renames the
- * temps into place and removes deleted files, in order; if one of those steps fails, or the
- * signal fires, the files already committed are put back. Each folder is flushed once at the end.
+ * temps into place and removes deleted files, in order, with nothing else between the renames, so
+ * the moment some files are new and others not is short; where each write landed is checked after
+ * (a move's at once). If a step or a check fails, or the signal fires, the files already committed
+ * are put back, newest first. Each folder is flushed once at the end.
  */
 export function applyChangesAtomically(changes: readonly FileChange[], signal?: AbortSignal, options: ApplyOptions = {}): Promise<void> {
 	return withFolders(options.boundary, folders => applyIn(folders, changes, signal, options));
@@ -349,10 +377,12 @@ async function applyIn(folders: Folders, changes: readonly FileChange[], signal:
 	const prepared: (Prepared | undefined)[] = new Array(changes.length);
 	try {
 		await forEachLimited(changes, STAGING_CONCURRENCY, async (change, index) => {
-			if (signal?.aborted) throw new CancelledError('Writing the changes');
+			// describeFailure words a cancel of the set itself.
+			if (signal?.aborted) throw new CancelledError();
 			prepared[index] = await prepare(folders, change, changes.length > 1, boundary, signal);
 		}).catch(async error => {
-			await Promise.all(prepared.map(item => item && discardStaged(item.staged, boundary)));
+			await Promise.all(prepared.map(item => item?.staged && removeTemp(item.staged)));
+			await folders.removeMade();
 			throw error;
 		});
 	} catch (error) {
@@ -360,20 +390,46 @@ async function applyIn(folders: Folders, changes: readonly FileChange[], signal:
 	}
 	const ready = prepared as Prepared[];
 	const committed: Prepared[] = [];
-	let current: Prepared | undefined;
-	try {
-		for (const item of ready) {
-			current = item;
-			if (signal?.aborted) throw new CancelledError('Writing the changes');
+	let failure: { error: unknown; item: Prepared } | undefined;
+	for (const item of ready) {
+		try {
+			if (signal?.aborted) throw new CancelledError();
 			options.beforeCommit?.(item.change, committed.length);
 			await commit(folders, item, boundary);
 			committed.push(item);
+		} catch (error) {
+			failure = { error, item };
+			break;
 		}
-	} catch (error) {
-		await Promise.all(ready.filter(item => !committed.includes(item)).map(item => discardStaged(item.staged, boundary)));
-		const unrestored = await rollback(folders, committed, boundary);
-		throw describeFailure(error, (current ?? ready[0]).change, committed.length, unrestored);
 	}
+	// Writes are checked where they landed once all are renamed, also before a rollback: one that
+	// did not land is not put back (it was removed, or someone else's file is there now).
+	const landings = await landingsOf(committed, boundary);
+	const strays = committed.filter(item => landings.has(item) && landings.get(item) !== 'landed');
+	if (!failure && strays.length > 0) failure = { error: landedElsewhere(strays[0].change.displayPath), item: strays[0] };
+	if (!failure) return;
+	const kept = committed.filter(item => !strays.includes(item));
+	// The temps not renamed (those renamed are gone from their names already).
+	await Promise.all(ready.map(item => item.staged && removeTemp(item.staged)));
+	const lost = strays.filter(item => landings.get(item) === 'lost').map(item => item.change.displayPath);
+	const unrestored = [...lost, ...await rollback(folders, kept, boundary)];
+	await folders.removeMade();
+	throw describeFailure(failure.error, failure.item.change, kept.length, unrestored);
+}
+
+/**
+ * Where each renamed write landed (see landing). They are checked together, off the path of the
+ * renames; the writes in one folder share its look at where it is now.
+ */
+async function landingsOf(committed: readonly Prepared[], boundary: Boundary | undefined): Promise<Map<Prepared, 'landed' | 'removed' | 'lost'>> {
+	const writes = committed.filter(item => item.staged && !isMove(item.change));
+	const whereNow = new Map<PinnedFolder, Promise<string | undefined>>();
+	const found = await everyInOrder(writes, ({ staged }) => {
+		const folder = staged!.folder;
+		if (!whereNow.has(folder)) whereNow.set(folder, folder.whereNow().catch(() => undefined));
+		return landing(staged!, boundary, whereNow.get(folder)!);
+	});
+	return new Map(writes.map((item, index) => [item, found[index]]));
 }
 
 /** The change a staging error belongs to (forEachLimited tags it). */
@@ -383,26 +439,26 @@ function failedChange(error: unknown, changes: readonly FileChange[]): FileChang
 }
 
 async function prepare(folders: Folders, change: FileChange, remember: boolean, boundary: Boundary | undefined, signal?: AbortSignal): Promise<Prepared> {
-	const moves = change.movedTo !== undefined && path.resolve(change.path) !== path.resolve(change.movedTo.path);
+	const moves = isMove(change);
 	// The source's mode serves both the rollback and a moved file (which keeps its permissions).
-	const source = change.before !== null && (remember || change.movedTo)
-		? await readOriginal(change.path, change.displayPath, boundary, remember)
-		: { bytes: null };
+	const source = change.before === null
+		? { bytes: null }
+		: remember || change.movedTo ? await readOriginal(change.path, change.displayPath, boundary, remember) : {};
 	const originalMode = remember ? source.mode : undefined;
 	if (change.after === null) return { change, original: source.bytes, originalMode };
 	const display = change.movedTo?.displayPath ?? change.displayPath;
 	const place = await placeOf(change.movedTo?.path ?? change.path, display, boundary, true);
 	const fresh = change.before === null || moves;
 	const mode = change.movedTo && source.mode !== undefined ? source.mode & 0o7777 : undefined;
-	const staged = await stageWrite(folders, place, change.after, { signal, boundary, createFolders: change.before === null || change.movedTo !== undefined, mustBeNew: fresh, ...(mode !== undefined ? { mode } : {}) });
+	const staged = await stageWrite(folders, place, change.after, { signal, boundary, createFolders: change.before === null || change.movedTo !== undefined, mustBeNew: fresh, mode });
 	return { change, staged, original: source.bytes, originalMode };
 }
 
 /** A file's bytes (when wanted, for the rollback) and mode, read through a checked descriptor; nothing when it is gone. */
-async function readOriginal(absolute: string, display: string, boundary: Boundary | undefined, wantBytes: boolean): Promise<{ bytes: Uint8Array | null; mode?: number }> {
+async function readOriginal(absolute: string, display: string, boundary: Boundary | undefined, wantBytes: boolean): Promise<{ bytes?: Uint8Array | null; mode?: number }> {
 	try {
 		return await withFileForReading(absolute, display, boundary, 'write', async ({ handle, stat }) => ({
-			bytes: wantBytes ? await readWhole(handle, stat.size) : null,
+			bytes: wantBytes ? await readWhole(handle, stat.size) : undefined,
 			mode: stat.mode,
 		}));
 	} catch (error) {
@@ -411,20 +467,29 @@ async function readOriginal(absolute: string, display: string, boundary: Boundar
 	}
 }
 
-/** The visible step: the rename into place, or the removal. */
+function isMove(change: FileChange): boolean {
+	return change.movedTo !== undefined && path.resolve(change.path) !== path.resolve(change.movedTo.path);
+}
+
+/**
+ * The visible step: the removal, or the rename into place. A write is checked where it landed
+ * later, with the others (landingsOf); a move at once, before its source is removed.
+ */
 async function commit(folders: Folders, { change, staged }: Prepared, boundary: Boundary | undefined): Promise<void> {
 	if (!staged) {
 		await removeEntry(folders, await placeOf(change.path, change.displayPath, boundary, false));
 		return;
 	}
+	if (!isMove(change)) {
+		await renameStaged(staged);
+		return;
+	}
 	await commitStaged(staged, boundary);
-	if (change.movedTo && path.resolve(change.path) !== path.resolve(change.movedTo.path)) {
-		try {
-			await removeEntry(folders, await placeOf(change.path, change.displayPath, boundary, false));
-		} catch (error) {
-			await removeEntry(folders, staged.place).catch(() => undefined);
-			throw error;
-		}
+	try {
+		await removeEntry(folders, await placeOf(change.path, change.displayPath, boundary, false));
+	} catch (error) {
+		await removeEntry(folders, staged.place).catch(() => undefined);
+		throw error;
 	}
 }
 
@@ -432,16 +497,16 @@ function ignoreMissing(error: NodeJS.ErrnoException): void {
 	if (error.code !== 'ENOENT') throw error;
 }
 
-/** Undoes committed changes, newest first. Returns the display paths it could not restore. */
+/** Undoes committed changes, newest first (the folders made are removed after). Returns the display paths it could not restore. */
 async function rollback(folders: Folders, applied: readonly Prepared[], boundary: Boundary | undefined): Promise<string[]> {
 	const unrestored: string[] = [];
 	for (const { change, staged, original, originalMode } of [...applied].reverse()) {
 		try {
-			if (staged && (change.before === null || change.movedTo)) await removeEntry(folders, staged.place);
-			if (change.before !== null && original !== null) {
+			// What was written where no file was (a new file, a move's target, a file gone since it was planned) goes.
+			if (staged && (original === null || isMove(change))) await removeEntry(folders, staged.place);
+			if (original) {
 				await writeIn(folders, change.path, original, { boundary, display: change.displayPath, ...(originalMode !== undefined ? { mode: originalMode & 0o7777 } : {}) });
 			}
-			if (staged) await removeEmptyFolders(staged.created, boundary);
 		} catch {
 			unrestored.push(change.displayPath);
 		}

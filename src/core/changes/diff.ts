@@ -1,4 +1,4 @@
-import { formatPatch, structuredPatch } from 'diff';
+import { formatPatch, type StructuredPatch, structuredPatch } from 'diff';
 import type { FileChange } from '../context';
 import { countNewlinesFast } from '../files/lineIndex';
 
@@ -69,12 +69,23 @@ function trimCommonLines(before: Uint8Array | null, after: Uint8Array | null, co
 	return { a: asText(a.subarray(start, endA)), b: asText(b.subarray(start, endB)), skipped };
 }
 
+/**
+ * How much line-comparison work one file's diff may take: a shortest edit script costs about
+ * (lines of both texts) × (lines changed), which for a whole rewrite of a large file is
+ * quadratic (20,000 lines rewritten took the diff library 74 s). Past this, the changed region is
+ * shown as removed whole and added whole: still a correct diff, and linear.
+ */
+const DIFF_WORK_LIMIT = 20_000_000;
+
 /** A unified diff of one change, with a/ and b/ paths as git prints them. */
 export function unifiedDiff(change: FileChange, context = 3): string {
 	const from = change.before ? `a/${change.displayPath}` : '/dev/null';
 	const to = change.after ? `b/${change.movedTo?.displayPath ?? change.displayPath}` : '/dev/null';
 	const trimmed = trimCommonLines(change.before, change.after, context);
-	const patch = structuredPatch(from, to, trimmed.a, trimmed.b, undefined, undefined, { context });
+	const lines = lineCount(trimmed.a) + lineCount(trimmed.b);
+	const maxEditLength = Math.max(1, Math.floor(DIFF_WORK_LIMIT / Math.max(1, lines)));
+	const patch = structuredPatch(from, to, trimmed.a, trimmed.b, undefined, undefined, { context, maxEditLength })
+		?? replacedWhole(from, to, trimmed.a, trimmed.b, context);
 	// The hunks are of the trimmed texts: shift them back to the lines of the whole files.
 	for (const hunk of patch.hunks) {
 		hunk.oldStart += trimmed.skipped;
@@ -82,6 +93,26 @@ export function unifiedDiff(change: FileChange, context = 3): string {
 	}
 	// The library starts with a line of '=' under an Index header; git's shape is easier to read.
 	return formatPatch(patch).replace(/^=+\n/m, '');
+}
+
+/** One hunk that removes every line of `a` and adds every line of `b` (each side diffed against nothing: linear). */
+function replacedWhole(from: string, to: string, a: string, b: string, context: number): StructuredPatch {
+	const removed = structuredPatch(from, to, a, '', undefined, undefined, { context }).hunks[0];
+	const added = structuredPatch(from, to, '', b, undefined, undefined, { context }).hunks[0];
+	const hunk = {
+		oldStart: removed?.oldStart ?? 0,
+		oldLines: removed?.oldLines ?? 0,
+		newStart: added?.newStart ?? 0,
+		newLines: added?.newLines ?? 0,
+		lines: [...(removed?.lines ?? []), ...(added?.lines ?? [])],
+	};
+	return { oldFileName: from, newFileName: to, oldHeader: undefined, newHeader: undefined, hunks: [hunk] };
+}
+
+function lineCount(text: string): number {
+	let count = 1;
+	for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) count++;
+	return count;
 }
 
 export interface LineCounts {
@@ -93,7 +124,8 @@ export interface LineCounts {
  * The lines a change adds and removes: the counts of unifiedDiff's hunks, without building them.
  * Any shortest edit script between the two line lists has the same counts (removed = lines before
  * − lines kept, added = lines after − lines kept), so the length of one is enough, taken on the
- * same trimmed texts.
+ * same trimmed texts. Past DIFF_WORK_LIMIT every line between the shared ends counts as
+ * replaced, as unifiedDiff then shows it.
  */
 export function lineCounts(change: FileChange): LineCounts {
 	const trimmed = trimCommonLines(change.before, change.after, 0);
@@ -117,10 +149,21 @@ function linesOf(text: string): string[] {
 
 /**
  * The number of insertions and deletions in a shortest edit script from `a` to `b` (Myers' greedy
- * search: O((N+M)·D) time, one array of N+M+3 furthest points). `reach[k]` is the furthest x on
+ * search: O((N+M)·D) time, one array of N+M+3 furthest points), or N+M past DIFF_WORK_LIMIT. `reach[k]` is the furthest x on
  * diagonal k = x − y; a step right deletes a[x], a step down inserts b[y], a diagonal keeps a line.
  */
 function shortestEditLength(a: readonly string[], b: readonly string[]): number {
+	// Shared lines at both ends are in every shortest script: off first, so that the limit's
+	// answer (everything between replaced) stays exact for a region rewritten whole.
+	let start = 0;
+	while (start < a.length && start < b.length && a[start] === b[start]) start++;
+	let endA = a.length;
+	let endB = b.length;
+	while (endA > start && endB > start && a[endA - 1] === b[endB - 1]) {
+		endA--;
+		endB--;
+	}
+	if (start > 0 || endA < a.length) return shortestEditLength(a.slice(start, endA), b.slice(start, endB));
 	const n = a.length;
 	const m = b.length;
 	const offset = m + 1;
@@ -128,6 +171,8 @@ function shortestEditLength(a: readonly string[], b: readonly string[]): number 
 	const reach = new Int32Array(n + m + 3).fill(-1);
 	reach[offset + 1] = 0;
 	for (let edits = 0; ; edits++) {
+		// Past the work limit, count the region as replaced whole, as unifiedDiff then shows it.
+		if (edits * (n + m) > DIFF_WORK_LIMIT) return n + m;
 		// Diagonals of the same parity as `edits`, within the grid (−m ≤ k ≤ n).
 		const first = edits <= m ? -edits : -m + ((edits - m) & 1);
 		for (let k = first; k <= Math.min(edits, n); k += 2) {

@@ -39,6 +39,9 @@ async function writeReadmeFromPalette(page) {
 export const steps = [
 	['the command palette lists the Toolbelt commands', async ({ page, screenshot }) => {
 		await runCommand(page, 'Toolbelt: Show Activity');
+		// The first command also starts the lazily loaded workbench, whose view then takes focus as
+		// it renders: a palette opened before that is closed by it.
+		await page.getByText('No tool calls yet').first().waitFor();
 		await resizeSideBar(page, 470);
 		await openPalette(page, 'Toolbelt: ', 'Toolbelt: Run Tool…');
 		for (const title of ['Search Workspace (grep)…', 'Restore Backup…', 'Stop All Sessions', 'Open Plan', 'Show Activity']) {

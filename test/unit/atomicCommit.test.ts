@@ -357,8 +357,10 @@ describe('applyChangesAtomically: commit and rollback', () => {
 	it('a written file replaced by someone else before the set is done is left alone and named, the rest put back', async () => {
 		await assert.rejects(
 			applyChangesAtomically([change('a.txt', 'a\n', 'A\n'), change('b.txt', 'b\n', 'B\n')], undefined, before(1, () => {
-				fs.rmSync(tree.file('a.txt'));
-				fs.writeFileSync(tree.file('a.txt'), 'theirs\n');
+				// Made while ours still exists, so it cannot get our file's inode number back (rm first and
+				// a file system may hand out the same number, which looks like our file in its place).
+				fs.writeFileSync(tree.file('theirs.tmp'), 'theirs\n');
+				fs.renameSync(tree.file('theirs.tmp'), tree.file('a.txt'));
 			})),
 			(error: ToolError) => error.code === 'io' && /^Could not write a\.txt: a\.txt was not written where it was meant to go.* could not all be restored: a\.txt may hold the new content\./.test(error.message),
 		);

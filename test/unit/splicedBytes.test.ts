@@ -107,6 +107,17 @@ describe('SplicedBytes', () => {
 		}
 	});
 
+	it('diffs pieces of other bytes than the change\'s old ones by their content, not by where they sit', () => {
+		// Far apart (beyond the context and margin the diff keeps around a change).
+		const lines = Array.from({ length: 100 }, (_, i) => `line ${i}`);
+		const before = Buffer.from(`${lines.join('\n')}\n`);
+		lines[50] = 'other 50';
+		const after = SplicedBytes.of(Buffer.from(`${lines.join('\n')}\n`)).replaced([0], 4, Buffer.from('LINE'));
+		const diff = unifiedDiff({ path: '/x', displayPath: 'x', before, after });
+		assert.equal(applyPatch(before.toString(), diff), after.whole().toString());
+		assert.deepEqual(lineCounts({ path: '/x', displayPath: 'x', before, after }), { added: 2, removed: 2 });
+	});
+
 	it('is written to disk piece by piece as the joined bytes', async () => {
 		const tree = makeTree({ 'a.txt': 'first\nmiddle\nlast\n' });
 		try {

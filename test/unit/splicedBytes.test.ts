@@ -30,6 +30,13 @@ function referenceEdit(before: Buffer, edits: readonly Edit[]): string | undefin
 	return bytes.toString();
 }
 
+/** The edit's new bytes, which must still be pieces of the old ones. */
+function pieces(before: Buffer, edits: readonly Edit[]): SplicedBytes {
+	const after = replaceExactBytes(before, edits)!.after;
+	assert.ok(after instanceof SplicedBytes, 'kept as pieces');
+	return after;
+}
+
 describe('SplicedBytes', () => {
 	let seed = 11;
 	const random = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
@@ -43,7 +50,7 @@ describe('SplicedBytes', () => {
 			const edits = Array.from({ length: 1 + random(3) }, () => ({ oldText: word('ab\nc', 1 + random(4)), newText: word('abxy\n', random(5)), replaceAll: random(2) === 0 }));
 			const expected = referenceEdit(before, edits);
 			const result = replaceExactBytes(before, edits);
-			assert.equal(result?.after.whole().toString(), expected, `round ${round}: ${JSON.stringify({ before: before.toString(), edits })}`);
+			assert.equal(result && Buffer.from(wholeBytes(result.after)).toString(), expected, `round ${round}: ${JSON.stringify({ before: before.toString(), edits })}`);
 			if (expected !== undefined) compared++;
 		}
 		assert.ok(compared > 300, `enough rounds found their text (${compared})`);
@@ -52,7 +59,7 @@ describe('SplicedBytes', () => {
 	it('keeps the old bytes in place: an edit of a big buffer copies only the new text', () => {
 		const before = Buffer.alloc(8 << 20, 'a line of text\n');
 		before.write('THE LINE', 4 << 20);
-		const after = replaceExactBytes(before, [{ oldText: 'THE LINE', newText: 'the new, longer line' }])!.after;
+		const after = pieces(before, [{ oldText: 'THE LINE', newText: 'the new, longer line' }]);
 		const copied = after.pieces.filter(piece => piece.buffer !== before.buffer).reduce((sum, piece) => sum + piece.length, 0);
 		assert.equal(copied, 'the new, longer line'.length);
 		assert.equal(after.byteLength, before.length + 12);
@@ -63,9 +70,9 @@ describe('SplicedBytes', () => {
 
 	it('finds itself equal to the old bytes when the edits undo each other, and not when only the length matches', () => {
 		const before = Buffer.from('one two three\n');
-		assert.equal(replaceExactBytes(before, [{ oldText: 'two', newText: 'TWO' }, { oldText: 'TWO', newText: 'two' }])!.after.equalsBase(), true);
-		assert.equal(replaceExactBytes(before, [{ oldText: 'two', newText: 'six' }])!.after.equalsBase(), false);
-		assert.equal(replaceExactBytes(before, [{ oldText: 'two', newText: 'seven' }])!.after.equalsBase(), false);
+		assert.equal(pieces(before, [{ oldText: 'two', newText: 'TWO' }, { oldText: 'TWO', newText: 'two' }]).equalsBase(), true);
+		assert.equal(pieces(before, [{ oldText: 'two', newText: 'six' }]).equalsBase(), false);
+		assert.equal(pieces(before, [{ oldText: 'two', newText: 'seven' }]).equalsBase(), false);
 	});
 
 	it('counts as unchanged only the old bytes in their old place, never memory past their end', () => {
@@ -98,9 +105,9 @@ describe('SplicedBytes', () => {
 			const result = replaceExactBytes(Buffer.from(text), [edit]);
 			if (!result) continue;
 			const change: FileChange = { path: '/x', displayPath: 'x', before: Buffer.from(text), after: result.after };
-			const joined: FileChange = { ...change, after: new Uint8Array(result.after.whole()) };
+			const joined: FileChange = { ...change, after: new Uint8Array(wholeBytes(result.after)) };
 			const diff = unifiedDiff(change);
-			const after = result.after.whole().toString();
+			const after = Buffer.from(wholeBytes(result.after)).toString();
 			assert.equal(applyPatch(text, diff), after, `round ${round}:\n${diff}`);
 			assert.deepEqual(lineCounts(change), lineCounts(joined), `round ${round}`);
 			if (round % 2 === 1) assert.equal(diff, unifiedDiff(joined), `round ${round}: unique lines diff alike`);
@@ -116,6 +123,17 @@ describe('SplicedBytes', () => {
 		const diff = unifiedDiff({ path: '/x', displayPath: 'x', before, after });
 		assert.equal(applyPatch(before.toString(), diff), after.whole().toString());
 		assert.deepEqual(lineCounts({ path: '/x', displayPath: 'x', before, after }), { added: 2, removed: 2 });
+	});
+
+	it('joins the bytes once an edit would cut them into too many pieces to search and write one by one', () => {
+		// 3,000 matches: kept as pieces, every later search and the write would walk 6,000 of them.
+		const before = Buffer.from('ab\n'.repeat(3000));
+		const result = replaceExactBytes(before, [{ oldText: 'a', newText: 'xy', replaceAll: true }, { oldText: 'b', newText: 'c', replaceAll: true }])!;
+		assert.ok(!(result.after instanceof SplicedBytes), 'one buffer');
+		assert.equal(Buffer.from(result.after).toString(), 'xyc\n'.repeat(3000));
+		assert.deepEqual(result.counts, [3000, 3000]);
+		// A few matches stay pieces of the old bytes.
+		assert.ok(replaceExactBytes(before.subarray(0, 30), [{ oldText: 'a', newText: 'xy', replaceAll: true }])!.after instanceof SplicedBytes);
 	});
 
 	it('is written to disk piece by piece as the joined bytes', async () => {

@@ -1,6 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { looksBinary } from '../files/files';
-import { SplicedBytes } from '../files/splicedBytes';
+import { FileBytes, SplicedBytes } from '../files/splicedBytes';
 import { DEFAULT_FORMAT, fitToFormat, hasBom } from './text';
 
 /**
@@ -22,12 +22,20 @@ export interface ByteEdit {
 }
 
 export interface ByteEdited {
-	readonly after: SplicedBytes;
+	/** Pieces of the old bytes while the edits are few, else one new buffer (see MAX_PIECES). */
+	readonly after: FileBytes;
 	/** Occurrences replaced, per edit. */
 	readonly counts: number[];
 }
 
 const CR = 0x0d;
+
+/**
+ * Past this many pieces the bytes are joined into one buffer: pieces pay off for a few edits in a
+ * big file, but every search and write walks them all, so a replaceAll with thousands of matches
+ * would be quadratic (and written one small piece at a time).
+ */
+const MAX_PIECES = 256;
 
 export function replaceExactBytes(before: Uint8Array, edits: readonly ByteEdit[]): ByteEdited | undefined {
 	let bytes = SplicedBytes.of(before);
@@ -47,8 +55,25 @@ export function replaceExactBytes(before: Uint8Array, edits: readonly ByteEdit[]
 			if (found.length > 1 && !edit.replaceAll) return undefined;
 		}
 		if (found.length === 0) return undefined;
-		bytes = bytes.replaced(found, needle.length, replacement);
+		bytes = bytes.pieces.length + 2 * found.length <= MAX_PIECES
+			? bytes.replaced(found, needle.length, replacement)
+			: SplicedBytes.of(spliced(bytes.whole(), found, needle.length, replacement));
 		counts.push(found.length);
 	}
-	return { after: bytes, counts };
+	// Pieces of a joined buffer are not pieces of the old bytes: callers get the buffer itself.
+	return { after: bytes.base === original ? bytes : bytes.whole(), counts };
+}
+
+/** `bytes` with `length` bytes at each offset replaced, in one allocation. */
+function spliced(bytes: Buffer, offsets: readonly number[], length: number, replacement: Buffer): Buffer {
+	const out = Buffer.allocUnsafe(bytes.length + offsets.length * (replacement.length - length));
+	let from = 0;
+	let to = 0;
+	for (const offset of offsets) {
+		to += bytes.copy(out, to, from, offset);
+		to += replacement.copy(out, to);
+		from = offset + length;
+	}
+	bytes.copy(out, to, from);
+	return out;
 }

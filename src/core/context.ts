@@ -7,6 +7,7 @@ import { CommandLogs, commandLogDir } from './commands/process';
 import { BackupClock } from './changes/backups';
 import { ProtectedScanCache } from './sandbox/policy';
 import type { Settings } from './policy/settings';
+import type { FileBytes } from './files/splicedBytes';
 import type { ToolResult } from './results/result';
 
 /**
@@ -94,8 +95,8 @@ export interface FileChange {
 	readonly displayPath: string;
 	/** Bytes before the change; null when the file is created. */
 	readonly before: Uint8Array | null;
-	/** Bytes after the change; null when the file is deleted. */
-	readonly after: Uint8Array | null;
+	/** Bytes after the change (maybe as pieces of `before`, see SplicedBytes); null when the file is deleted. */
+	readonly after: FileBytes | null;
 	/** Set when the file moves: where it ends up. */
 	readonly movedTo?: { readonly path: string; readonly displayPath: string };
 }

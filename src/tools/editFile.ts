@@ -7,6 +7,7 @@ import { pendingChange } from '../core/changes/pipeline';
 import { readCurrent } from '../core/changes/stale';
 import { textResult, ToolResult } from '../core/results/result';
 import { replaceExactBytes } from '../core/text/byteEdit';
+import { FileBytes, SplicedBytes } from '../core/files/splicedBytes';
 import { decodeChangeableText, encodeText, fitToFormat, lineTable, TextFormat } from '../core/text/text';
 import { cutLine, formatCount } from '../core/results/truncate';
 import { boundedDiff, diagnosticsSection, statSummary } from './changeReport';
@@ -66,7 +67,7 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult | Pending
 		}
 		const before = current.bytes!;
 		const { after, located } = editBytes(before, input, display);
-		if (Buffer.from(after.buffer, after.byteOffset, after.byteLength).equals(Buffer.from(before.buffer, before.byteOffset, before.byteLength))) {
+		if (unchanged(before, after)) {
 			return textResult(`No change: the edits leave ${display} exactly as it was. Nothing was written.`, { path: display });
 		}
 		return pendingChange(ctx, `Edit ${display}`, [{ path: target.absolute, displayPath: display, before, after }], commit => {
@@ -93,7 +94,7 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult | Pending
 }
 
 /** The file's new bytes: replaced on the bytes when every edit is an exact match, else through the decoded text. */
-function editBytes(before: Uint8Array, input: Input, display: string): { after: Uint8Array; located: Located[] } {
+function editBytes(before: Uint8Array, input: Input, display: string): { after: FileBytes; located: Located[] } {
 	const exact = replaceExactBytes(before, input.edits);
 	if (exact) return { after: exact.after, located: exact.counts.map((count, index) => ({ index, level: 'exact', count, reindented: false })) };
 	const decoded = decodeChangeableText(before, display, 'edited as text', 'Replace the whole file with write_file (encoding "base64" for raw bytes), or ask the user.');
@@ -105,6 +106,12 @@ function editBytes(before: Uint8Array, input: Input, display: string): { after: 
 		located.push({ index, ...result.located });
 	}
 	return { after: encodeText(text, decoded.format), located };
+}
+
+/** Whether the edits, together, gave back exactly the bytes they started from. */
+function unchanged(before: Uint8Array, after: FileBytes): boolean {
+	if (after instanceof SplicedBytes) return after.equalsBase();
+	return Buffer.from(after.buffer, after.byteOffset, after.byteLength).equals(Buffer.from(before.buffer, before.byteOffset, before.byteLength));
 }
 
 /** Input mistakes caught before the file is read. */

@@ -6,6 +6,7 @@ import { pruneBackups } from '../core/changes/backupPruning';
 import { BackupEntry, BackupSet, listBackups, restoreChanges } from '../core/changes/backups';
 import type { Boundary } from '../core/policy/boundary';
 import type { ChangeContext, FileChange, ToolEnvironment } from '../core/context';
+import { wholeBytes } from '../core/files/splicedBytes';
 import { commitPlan, planChange } from '../core/changes/pipeline';
 import { toAbortSignal } from './cancellation';
 import type { ChangeDiffs } from './changeDiffs';
@@ -148,14 +149,14 @@ async function modalConfirm(question: string, detail: string): Promise<boolean> 
 function sameContent(change: FileChange): boolean {
 	if (change.movedTo) return false;
 	if (change.before === null || change.after === null) return change.before === change.after;
-	return Buffer.from(change.before).equals(Buffer.from(change.after));
+	return Buffer.from(change.before).equals(Buffer.from(wholeBytes(change.after)));
 }
 
 /** Now (left) ↔ after the restore (right), one editor per file. */
 async function showRestoreDiffs(diffs: ChangeDiffs, changes: readonly FileChange[], set: BackupSet): Promise<void> {
 	for (const change of changes.slice(0, 10)) {
 		const now = diffs.originalUri({ ...change, before: change.before ?? new Uint8Array() });
-		const restored = diffs.originalUri({ ...change, before: change.after ?? new Uint8Array() });
+		const restored = diffs.originalUri({ ...change, before: change.after === null ? new Uint8Array() : wholeBytes(change.after) });
 		const name = path.basename(change.movedTo?.path ?? change.path);
 		await vscode.commands.executeCommand('vscode.diff', now, restored, `${name} (now ↔ backup of ${new Date(set.createdAt).toLocaleTimeString()})`, { preview: true });
 	}

@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { FileChange } from '../core/context';
 import { looksBinary } from '../core/files/files';
+import { wholeBytes } from '../core/files/splicedBytes';
 import { formatBytes } from '../core/results/truncate';
 
 export const ORIGINAL_SCHEME = 'toolbelt-original';
@@ -86,7 +87,7 @@ export class ChangeDiffs implements vscode.Disposable {
 
 	/** The file as the change would leave it (empty for a deletion), at its new path for a move. */
 	private proposedUri(change: FileChange): vscode.Uri {
-		return this.snapshotUri(PROPOSED_SCHEME, change.movedTo?.path ?? change.path, this.keyOf(change), change.after);
+		return this.snapshotUri(PROPOSED_SCHEME, change.movedTo?.path ?? change.path, this.keyOf(change), change.after === null ? null : wholeBytes(change.after));
 	}
 
 	private keyOf(change: FileChange): string {

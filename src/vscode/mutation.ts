@@ -4,6 +4,7 @@ import type { FileChange } from '../core/context';
 import type { Boundary } from '../core/policy/boundary';
 import { CancelledError, ToolError } from '../core/results/errors';
 import { looksBinary } from '../core/files/files';
+import { wholeBytes } from '../core/files/splicedBytes';
 
 /**
  * Text files larger than this that no editor has open are replaced whole (a file operation in the
@@ -34,15 +35,17 @@ export async function applyWithWorkspaceEdit(changes: readonly FileChange[], sig
 		}
 		const target = change.movedTo ? vscode.Uri.file(change.movedTo.path) : uri;
 		if (change.movedTo) edit.renameFile(uri, target, { overwrite: false });
-		if (change.before === null || isBinary(change.before) || isBinary(change.after) || tooLargeForDocument(uri, change)) {
-			edit.createFile(target, { overwrite: true, contents: change.after });
+		// VS Code takes the new content as one buffer.
+		const contents = wholeBytes(change.after);
+		if (change.before === null || isBinary(change.before) || isBinary(contents) || tooLargeForDocument(uri, change)) {
+			edit.createFile(target, { overwrite: true, contents });
 			continue;
 		}
 		const document = await vscode.workspace.openTextDocument(uri).then(doc => doc, (error: Error) => {
 			throw new ToolError('io', `VS Code could not open ${change.displayPath} to edit it (${error.message}). Nothing was changed.`);
 		});
 		const before = document.getText();
-		const after = decodeLike(change.after, document);
+		const after = decodeLike(contents, document);
 		if (before !== after) {
 			const { start, end, text } = smallestReplacement(before, after);
 			edit.replace(target, new vscode.Range(document.positionAt(start), document.positionAt(end)), text);

@@ -1,10 +1,11 @@
 import * as assert from 'node:assert/strict';
 import { replaceExactBytes } from '../../src/core/text/byteEdit';
+import { wholeBytes } from '../../src/core/files/splicedBytes';
 
 const bytes = (text: string) => Buffer.from(text, 'utf8');
 const edited = (text: string | Buffer, edits: { oldText: string; newText: string; replaceAll?: boolean }[]) => {
 	const result = replaceExactBytes(typeof text === 'string' ? bytes(text) : text, edits);
-	return result && { text: result.after.toString('utf8'), counts: result.counts };
+	return result && { text: Buffer.from(wholeBytes(result.after)).toString('utf8'), counts: result.counts };
 };
 
 describe('replaceExactBytes', () => {
@@ -20,8 +21,8 @@ describe('replaceExactBytes', () => {
 
 	it('keeps a BOM and never matches across it; fits the model\'s CRLF to the file\'s LF', () => {
 		const result = replaceExactBytes(Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), bytes('one\ntwo\n')]), [{ oldText: '\ufeffone\r\ntwo', newText: 'uno\r\ndos' }]);
-		assert.deepEqual([...result!.after.subarray(0, 3)], [0xef, 0xbb, 0xbf]);
-		assert.equal(result!.after.subarray(3).toString('utf8'), 'uno\ndos\n');
+		assert.deepEqual([...wholeBytes(result!.after).subarray(0, 3)], [0xef, 0xbb, 0xbf]);
+		assert.equal(Buffer.from(wholeBytes(result!.after).subarray(3)).toString('utf8'), 'uno\ndos\n');
 	});
 
 	it('leaves to the text path what it cannot do exactly: CRLF files, no match, several matches, binary or invalid UTF-8', () => {

@@ -2,6 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { makeHarness, makeTree } from './helpers';
+import { wholeBytes } from '../../src/core/files/splicedBytes';
 
 describe('edit_file', () => {
 	let tree: ReturnType<typeof makeTree>;
@@ -128,6 +129,20 @@ describe('edit_file', () => {
 			const h = makeHarness(tree.root);
 			await h.text('edit_file', { path: 'bom.txt', edits: [{ oldText: 'wörld 😀', newText: 'Welt 🌍' }] });
 			assert.deepEqual(bytes('bom.txt'), Buffer.from('\uFEFFhéllo Welt 🌍\nzweite Zeile\n', 'utf8'));
+		});
+
+		it('edits a large BOM file in pieces: every other byte kept, a later edit across an earlier one, the diff at the right line', async () => {
+			const lines = Array.from({ length: 60_000 }, (_, i) => `line ${i} with ünïcödé ✓`);
+			fs.writeFileSync(tree.file('big.txt'), `\uFEFF${lines.join('\n')}\n`);
+			const h = makeHarness(tree.root);
+			const text = await h.text('edit_file', { path: 'big.txt', edits: [
+				{ oldText: 'line 30000 with', newText: 'LINE 30000 WITH' },
+				{ oldText: 'ünïcödé ✓\nLINE 30000 WITH ünïcödé', newText: 'joined' },
+			] });
+			lines.splice(29_999, 2, 'line 29999 with joined ✓');
+			assert.deepEqual(bytes('big.txt'), Buffer.from(`\uFEFF${lines.join('\n')}\n`, 'utf8'));
+			assert.match(text, /: 2 edits, \+1 −2 lines\./);
+			assert.match(text, /@@ -29997,8 \+29997,7 @@/);
 		});
 
 		it('keeps a missing final newline', async () => {
@@ -338,7 +353,7 @@ describe('edit_file', () => {
 			if (request.kind === 'files') {
 				assert.equal(request.title, 'Edit src/a.ts');
 				assert.equal(request.changes.length, 1);
-				assert.equal(Buffer.from(request.changes[0].after!).toString(), 'function z() {\n\treturn 1;\n}\n\nfunction b() {\n\treturn 1;\n}\n');
+				assert.equal(Buffer.from(wholeBytes(request.changes[0].after!)).toString(), 'function z() {\n\treturn 1;\n}\n\nfunction b() {\n\treturn 1;\n}\n');
 			}
 		});
 

@@ -5,6 +5,7 @@ import { applyChangesAtomically } from '../../src/core/files/atomic';
 import type { FileChange } from '../../src/core/context';
 import { resultText } from '../../src/core/results/result';
 import { makeHarness, makeTree } from './helpers';
+import { wholeBytes } from '../../src/core/files/splicedBytes';
 
 const codexUpdate = (file: string, ...lines: string[]) => ['*** Begin Patch', `*** Update File: ${file}`, ...lines, '*** End Patch'].join('\n');
 
@@ -46,7 +47,7 @@ describe('apply_patch (tool)', () => {
 		const request = await harness.registry.preview('apply_patch', { patch });
 		assert.ok(request && request.kind === 'files');
 		assert.deepEqual(request.changes.map(change => change.displayPath), ['a.txt', 'b.txt']);
-		assert.equal(Buffer.from(request.changes[1].after!).toString(), 'B\n');
+		assert.equal(Buffer.from(wholeBytes(request.changes[1].after!)).toString(), 'B\n');
 		assert.match(request.title, /^Apply patch to 2 files: a\.txt, b\.txt$/);
 		assert.equal(fs.readFileSync(tree.file('a.txt'), 'utf8'), 'a\n');
 

@@ -7,6 +7,7 @@ import { ALL_TOOLS, ToolRegistry } from '../../src/tools';
 import { canonicalJson, MAX_PENDING_CALLS, PENDING_CALL_TTL_MS, PendingCalls } from '../../src/tools/pendingCalls';
 import type { ToolDefinition } from '../../src/tools/tool';
 import { makeTree } from './helpers';
+import { wholeBytes } from '../../src/core/files/splicedBytes';
 
 /** Chat's flow: prepareInvocation previews the call, VS Code shows the request, invoke commits it. */
 describe('preview once, commit what was approved', () => {
@@ -36,7 +37,7 @@ describe('preview once, commit what was approved', () => {
 		const { registry } = setup();
 		const request = await registry.preview('edit_file', edit);
 		assert.equal(request?.kind, 'files');
-		const shown = request.kind === 'files' ? request.changes[0].after! : new Uint8Array();
+		const shown = request.kind === 'files' ? wholeBytes(request.changes[0].after!) : new Uint8Array();
 		assert.equal(fs.readFileSync(tree.file('a.txt'), 'utf8'), 'one\ntwo\nthree\n', 'the preview writes nothing');
 		const result = await registry.invoke('edit_file', edit, chat);
 		assert.equal(result.error, undefined, resultText(result));

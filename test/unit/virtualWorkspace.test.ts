@@ -11,6 +11,7 @@ import { workspaceBoundary } from '../../src/core/policy/workspaceBoundary';
 import { loadDefinitions } from '../../src/tools/custom/definitions';
 import { makeHarness } from './helpers';
 import { MemoryFileSystem } from './support/memoryFileSystem';
+import { wholeBytes } from '../../src/core/files/splicedBytes';
 
 const encode = (text: string) => new TextEncoder().encode(text);
 const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
@@ -84,7 +85,7 @@ describe('virtual workspace (file-system port)', () => {
 		// The backup holds the planned bytes; a restore reads the current file through the port.
 		const [latestPatch] = (await listBackups(storageDir)).filter(set => set.tool === 'apply_patch');
 		const restore = await restoreChanges(latestPatch, absolute => absolute, memory);
-		assert.deepEqual(restore.map(change => [change.path, change.before && decode(change.before), change.after && decode(change.after)]), [
+		assert.deepEqual(restore.map(change => [change.path, change.before && decode(change.before), change.after && decode(wholeBytes(change.after))]), [
 			['/ws/a.txt', 'ALPHA\nBETA\n', 'alpha\nBETA\n'],
 			['/ws/c.txt', 'sea\n', null],
 		]);

@@ -1,14 +1,16 @@
 import { formatPatch, type StructuredPatch, structuredPatch } from 'diff';
 import type { FileChange } from '../context';
 import { countNewlinesFast } from '../files/lineIndex';
+import { FileBytes, SplicedBytes } from '../files/splicedBytes';
 
 /** Lines kept beyond the context around a change when the shared ends are dropped. */
 const TRIM_MARGIN_LINES = 16;
 const EMPTY = Buffer.alloc(0);
 const NEWLINE = 0x0a;
 
-function asBuffer(bytes: Uint8Array | null): Buffer {
+function asBuffer(bytes: FileBytes | null): Buffer {
 	if (!bytes) return EMPTY;
+	if (bytes instanceof SplicedBytes) return bytes.whole();
 	return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
@@ -45,11 +47,11 @@ function commonSuffix(a: Buffer, b: Buffer, prefix: number): number {
  * so the shared ends are found on the bytes and only the middle is decoded. Cuts fall just after
  * a '\n' byte, which never sits inside a UTF-8 sequence.
  */
-function trimCommonLines(before: Uint8Array | null, after: Uint8Array | null, context: number): { a: string; b: string; skipped: number } {
+function trimCommonLines(before: Uint8Array | null, after: FileBytes | null, context: number): { a: string; b: string; skipped: number } {
 	const a = asBuffer(before);
-	const b = asBuffer(after);
-	const prefix = commonPrefix(a, b);
-	const suffix = commonSuffix(a, b, prefix);
+	// Pieces of these very old bytes are compared by where they sit; anything else, byte by byte.
+	const b = after instanceof SplicedBytes && sameMemory(after.base, a) ? after : asBuffer(after);
+	const { prefix, suffix } = sharedEnds(a, b);
 	// Around repeated lines the library may place a change a little differently than the byte
 	// scan does, and needs room for its context there: keep a margin beyond the context.
 	const margin = context + TRIM_MARGIN_LINES;
@@ -64,9 +66,26 @@ function trimCommonLines(before: Uint8Array | null, after: Uint8Array | null, co
 		endA = newline + 1;
 		for (let i = 0; i < margin && endA < a.length; i++) endA = a.indexOf(NEWLINE, endA) + 1 || a.length;
 	}
-	const endB = b.length - (a.length - endA);
+	const endB = b.byteLength - (a.length - endA);
 	const skipped = countNewlinesFast(a, 0, start);
-	return { a: asText(a.subarray(start, endA)), b: asText(b.subarray(start, endB)), skipped };
+	return { a: asText(a.subarray(start, endA)), b: asText(b instanceof SplicedBytes ? b.slice(start, endB) : b.subarray(start, endB)), skipped };
+}
+
+function sameMemory(x: Buffer, y: Buffer): boolean {
+	return x.buffer === y.buffer && x.byteOffset === y.byteOffset && x.length === y.length;
+}
+
+/**
+ * Bytes both versions start and end with (not overlapping). New bytes made of pieces of the old
+ * ones say where they are unchanged without a comparison: only the pieces around the edits differ.
+ */
+function sharedEnds(a: Buffer, b: Buffer | SplicedBytes): { prefix: number; suffix: number } {
+	if (!(b instanceof SplicedBytes)) {
+		const prefix = commonPrefix(a, b);
+		return { prefix, suffix: commonSuffix(a, b, prefix) };
+	}
+	const prefix = b.unchangedPrefix();
+	return { prefix, suffix: Math.min(b.unchangedSuffix(), Math.min(a.length, b.byteLength) - prefix) };
 }
 
 /**

@@ -2,6 +2,7 @@ import * as fs from 'node:fs/promises';
 import type { FileChange } from '../context';
 import type { Boundary } from '../policy/boundary';
 import { BoundaryError } from '../results/errors';
+import { wholeBytes } from '../files/splicedBytes';
 
 /**
  * Checks around a write Toolbelt does not do itself (VS Code applying a WorkspaceEdit): VS Code
@@ -39,7 +40,7 @@ export async function removeLandedOutside(changes: readonly FileChange[], bounda
 		const real = await fs.realpath(target.path).catch(() => undefined);
 		if (real === undefined || reachable(boundary, real, target.displayPath)) continue;
 		const now = await fs.readFile(real).catch(() => undefined);
-		const ours = now !== undefined && Buffer.compare(now, change.after) === 0;
+		const ours = now !== undefined && Buffer.compare(now, wholeBytes(change.after)) === 0;
 		const removed = ours && await fs.unlink(real).then(() => true, () => false);
 		outside.push({ displayPath: target.displayPath, real, removed });
 	}

@@ -9,6 +9,7 @@ import { formatCount } from '../results/truncate';
 import { everyInOrder } from '../files/inParallel';
 import { OpenedFile, openForReading } from '../files/verifiedOpen';
 import { FileSystem, nodeFileSystem, readBounded } from '../files/fileSystem';
+import { FileBytes, wholeBytes } from '../files/splicedBytes';
 
 /**
  * The stale-write rules: a change is made on what the model last saw and committed only onto the
@@ -179,8 +180,8 @@ export async function currentVersion(handle: fs.promises.FileHandle): Promise<Fi
 	return withDigest(version, bytes);
 }
 
-export function withDigest(version: FileVersion, bytes: Uint8Array | null): FileVersion {
-	return bytes !== null && bytes.byteLength === version.size && bytes.byteLength <= DIGEST_MAX_BYTES ? { ...version, sha256: digest(bytes) } : version;
+export function withDigest(version: FileVersion, bytes: FileBytes | null): FileVersion {
+	return bytes !== null && bytes.byteLength === version.size && bytes.byteLength <= DIGEST_MAX_BYTES ? { ...version, sha256: digest(wholeBytes(bytes)) } : version;
 }
 
 function digest(bytes: Uint8Array): string {

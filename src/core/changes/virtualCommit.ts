@@ -1,6 +1,7 @@
 import type { FileChange } from '../context';
 import type { FileSystem } from '../files/fileSystem';
 import { throwIfAborted, ToolError } from '../results/errors';
+import { wholeBytes } from '../files/splicedBytes';
 
 /**
  * Writes a change set through the file-system port, for workspaces that are not on disk (no atomic
@@ -28,11 +29,11 @@ export async function applyThroughFileSystem(fileSystem: FileSystem, changes: re
 async function applyOne(fileSystem: FileSystem, change: FileChange): Promise<void> {
 	if (change.movedTo) {
 		await fileSystem.rename(change.path, change.movedTo.path);
-		if (change.after !== null) await fileSystem.writeFile(change.movedTo.path, change.after);
+		if (change.after !== null) await fileSystem.writeFile(change.movedTo.path, wholeBytes(change.after));
 		return;
 	}
 	if (change.after === null) await fileSystem.delete(change.path);
-	else await fileSystem.writeFile(change.path, change.after);
+	else await fileSystem.writeFile(change.path, wholeBytes(change.after));
 }
 
 /** Reverses applied changes, newest first; false when one could not be reversed. */

@@ -5,6 +5,7 @@ import { type Boundary, realPathOf } from '../policy/boundary';
 import type { FileChange } from '../context';
 import { BoundaryError, CancelledError, fromNodeError, ToolError } from '../results/errors';
 import { readWhole } from './files';
+import { byteParts, FileBytes } from './splicedBytes';
 import { everyInOrder, forEachLimited } from './inParallel';
 import { CREATE_FLAGS, inPinnedFolder, makeFolders, PinnedFolder, realPathOfHandle, removeEmptyFolders, withFileForReading } from './verifiedOpen';
 
@@ -168,7 +169,7 @@ async function writeIn(folders: Folders, target: string, bytes: Uint8Array, opti
  * folder is opened and checked first; the temp is created in it exclusively, never through a link,
  * and checked again (where it really is) before a byte is written.
  */
-async function stageWrite(folders: Folders, place: Place, bytes: Uint8Array, options: StageOptions): Promise<Staged> {
+async function stageWrite(folders: Folders, place: Place, bytes: FileBytes, options: StageOptions): Promise<Staged> {
 	const { folder, created } = options.createFolders
 		? await folders.make(place.folder, place.display)
 		: { folder: await folders.pin(place.folder, place.display), created: [] };
@@ -276,14 +277,17 @@ async function removeEntry(folders: Folders, place: Place): Promise<void> {
 	await fs.promises.unlink(folder.entry(place.name)).catch(ignoreMissing);
 }
 
-async function writeAll(handle: fs.promises.FileHandle, bytes: Uint8Array, signal?: AbortSignal): Promise<void> {
+/** Writes the bytes (pieces in turn, never joined: see SplicedBytes) at the handle's position. */
+async function writeAll(handle: fs.promises.FileHandle, bytes: FileBytes, signal?: AbortSignal): Promise<void> {
 	// Chunks keep a cancel of a huge write prompt.
 	const CHUNK = 8 * 1024 * 1024;
-	for (let offset = 0; offset < bytes.length; offset += CHUNK) {
-		if (signal?.aborted) throw new CancelledError('The write');
-		const piece = bytes.subarray(offset, offset + CHUNK);
-		let written = 0;
-		while (written < piece.length) written += (await handle.write(piece, written, piece.length - written)).bytesWritten;
+	for (const part of byteParts(bytes)) {
+		for (let offset = 0; offset < part.length; offset += CHUNK) {
+			if (signal?.aborted) throw new CancelledError('The write');
+			const piece = part.subarray(offset, offset + CHUNK);
+			let written = 0;
+			while (written < piece.length) written += (await handle.write(piece, written, piece.length - written)).bytesWritten;
+		}
 	}
 }
 

@@ -1,5 +1,6 @@
 import { backupOriginals } from './backups';
 import type { ApprovalRequest, ChangeContext, FileChange, FileVersion, PendingCall } from '../context';
+import type { ResolvedPath } from '../policy/boundary';
 import { newDiagnostics, snapshotDiagnostics } from './diagnostics';
 import { lineCounts, unifiedDiffs } from './diff';
 import { everyInOrder } from '../files/inParallel';
@@ -84,7 +85,7 @@ export async function commitPlan(ctx: ChangeContext, plan: ChangePlan, confirmed
 	return withFileLocks(ctx.state, changes.flatMap(change => (change.movedTo ? [change.path, change.movedTo.path] : [change.path])), async () => {
 		throwIfAborted(ctx.signal, 'The change');
 		const onDisk = await checkStillAsShown(ctx, changes, plan.disk);
-		await checkStillApproved(ctx, changes, plan.request.protectedPaths);
+		const realPaths = await checkStillApproved(ctx, changes, plan.request.protectedPaths);
 
 		const diagnosticsBefore = plan.diagnostics ? await snapshotDiagnostics(ctx, changes) : undefined;
 		const fileSystem = ctx.boundary.fileSystem;
@@ -93,7 +94,7 @@ export async function commitPlan(ctx: ChangeContext, plan: ChangePlan, confirmed
 			throw new ToolError('io', `Could not back up the original files before changing them (${(error as Error).message}). Nothing was changed.`);
 		});
 		try {
-			await (fileSystem.local ? ctx.host.applyChanges(changes, ctx.signal, ctx.boundary) : applyThroughFileSystem(fileSystem, changes, ctx.signal));
+			await (fileSystem.local ? ctx.host.applyChanges(changes, ctx.signal, ctx.boundary, { onDisk, realPaths }) : applyThroughFileSystem(fileSystem, changes, ctx.signal));
 		} catch (error) {
 			if (error instanceof ToolError) throw error;
 			// Hosts report what they know as ToolErrors; for anything else, claim no revert that may not have happened.
@@ -126,21 +127,33 @@ export async function commitPlan(ctx: ChangeContext, plan: ChangePlan, confirmed
  * `.git/` is `.git/`.
  */
 async function protectedPathsOf(ctx: ChangeContext, changes: readonly FileChange[]): Promise<string[]> {
+	return protectedOf(await resolvePlaces(ctx, changes));
+}
+
+/** Every place a change set writes or removes (sources and destinations), resolved for writing. */
+async function resolvePlaces(ctx: ChangeContext, changes: readonly FileChange[]): Promise<{ place: Place; resolved: ResolvedPath }[]> {
 	const places = changes.flatMap(change => (change.movedTo ? [change, change.movedTo] : [change]));
-	const isProtected = await everyInOrder(places, async place => (await ctx.boundary.resolve(place.path, 'write')).isProtected);
-	return [...new Set(places.filter((_, index) => isProtected[index]).map(place => place.displayPath))];
+	const resolved = await everyInOrder(places, place => ctx.boundary.resolve(place.path, 'write'));
+	return places.map((place, index) => ({ place, resolved: resolved[index] }));
+}
+
+type Place = { readonly path: string; readonly displayPath: string };
+
+function protectedOf(places: readonly { place: Place; resolved: ResolvedPath }[]): string[] {
+	return [...new Set(places.filter(({ resolved }) => resolved.isProtected).map(({ place }) => place.displayPath))];
 }
 
 /**
  * Resolves every path again after approval: one that now leads outside is refused by the boundary,
  * and one that became protected meanwhile (a folder swapped for a link into `.git`) was not what the
- * person approved. The host's writes check again at the moment they happen (see atomic.ts).
+ * person approved. Returns the real paths found, where the writes go (atomic.ts checks each folder
+ * again when it opens it, and each write where it landed).
  */
-async function checkStillApproved(ctx: ChangeContext, changes: readonly FileChange[], approvedProtected: readonly string[]): Promise<void> {
-	const now = await protectedPathsOf(ctx, changes);
-	const added = now.filter(display => !approvedProtected.includes(display));
+async function checkStillApproved(ctx: ChangeContext, changes: readonly FileChange[], approvedProtected: readonly string[]): Promise<Map<string, string>> {
+	const places = await resolvePlaces(ctx, changes);
+	const added = protectedOf(places).filter(display => !approvedProtected.includes(display));
 	if (added.length) {
 		throw new ToolError('stale_write', `${added.join(', ')} became a protected path while waiting for confirmation (a folder or symlink on the way changed). Nothing was written. Check the path with list_dir, then make the change again.`);
 	}
+	return new Map(places.map(({ place, resolved }) => [place.path, resolved.real]));
 }
-

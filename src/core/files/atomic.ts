@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { type Boundary, realPathOf } from '../policy/boundary';
-import type { FileChange } from '../context';
+import type { CheckedFiles, FileChange } from '../context';
 import { BoundaryError, CancelledError, fromNodeError, ToolError } from '../results/errors';
 import { readWhole } from './files';
 import { everyInOrder, forEachLimited } from './inParallel';
@@ -48,9 +48,12 @@ interface Place {
 	readonly display: string;
 }
 
-async function placeOf(target: string, display: string, boundary: Boundary | undefined, follow: boolean): Promise<Place> {
+/** `known`: real paths the caller resolved for writing just before (a write's own path, followed). */
+async function placeOf(target: string, display: string, boundary: Boundary | undefined, follow: boolean, known?: ReadonlyMap<string, string>): Promise<Place> {
 	const at = follow ? target : path.dirname(target);
-	const real = boundary ? (await boundary.resolve(at, 'write')).real : (await realPathOf(at, display)).real;
+	// What the folder really is is checked when it is opened (Folders.pin), whoever resolved the path.
+	const real = (follow ? known?.get(target) : undefined)
+		?? (boundary ? (await boundary.resolve(at, 'write')).real : (await realPathOf(at, display)).real);
 	return follow ? { folder: path.dirname(real), name: path.basename(real), display } : { folder: real, name: path.basename(target), display };
 }
 
@@ -129,6 +132,8 @@ interface Staged {
 	readonly ino: number;
 	/** Folders made for it (real paths, outermost first). */
 	readonly created: string[];
+	/** The regular file it replaces, as it was when staged (none: there was none). */
+	readonly replaced?: fs.Stats;
 }
 
 interface StageOptions extends AtomicWriteOptions {
@@ -191,7 +196,7 @@ async function stageWrite(folders: Folders, place: Place, bytes: Uint8Array, opt
 		if (current) await keepOwnerAndMode(handle, stat, current);
 		await handle.sync();
 		await handle.close();
-		return { place, folder, temp, dev: stat.dev, ino: stat.ino, created };
+		return { place, folder, temp, dev: stat.dev, ino: stat.ino, created, replaced: current };
 	} catch (error) {
 		if (handle) {
 			await handle.close().catch(() => undefined);
@@ -351,7 +356,7 @@ export interface CommitFaults {
 	beforeCommit?(change: FileChange, index: number): void;
 }
 
-export interface ApplyOptions extends CommitFaults {
+export interface ApplyOptions extends CommitFaults, CheckedFiles {
 	/** Where every write and removal must land (see AtomicWriteOptions.boundary). */
 	readonly boundary?: Boundary;
 }
@@ -379,7 +384,7 @@ async function applyIn(folders: Folders, changes: readonly FileChange[], signal:
 		await forEachLimited(changes, STAGING_CONCURRENCY, async (change, index) => {
 			// describeFailure words a cancel of the set itself.
 			if (signal?.aborted) throw new CancelledError();
-			prepared[index] = await prepare(folders, change, changes.length > 1, boundary, signal);
+			prepared[index] = await prepare(folders, change, changes.length > 1, options, signal);
 		}).catch(async error => {
 			await Promise.all(prepared.map(item => item?.staged && removeTemp(item.staged)));
 			await folders.removeMade();
@@ -438,20 +443,38 @@ function failedChange(error: unknown, changes: readonly FileChange[]): FileChang
 	return changes[index ?? 0];
 }
 
-async function prepare(folders: Folders, change: FileChange, remember: boolean, boundary: Boundary | undefined, signal?: AbortSignal): Promise<Prepared> {
+async function prepare(folders: Folders, change: FileChange, remember: boolean, options: ApplyOptions, signal?: AbortSignal): Promise<Prepared> {
+	const { boundary } = options;
 	const moves = isMove(change);
-	// The source's mode serves both the rollback and a moved file (which keeps its permissions).
-	const source = change.before === null
-		? { bytes: null }
-		: remember || change.movedTo ? await readOriginal(change.path, change.displayPath, boundary, remember) : {};
-	const originalMode = remember ? source.mode : undefined;
-	if (change.after === null) return { change, original: source.bytes, originalMode };
+	const known = change.before === null ? undefined : options.onDisk?.get(change.path);
+	const source = await sourceOf(change, remember, known, boundary);
+	if (change.after === null) return { change, original: remember ? originalOf(known, source) : undefined, originalMode: remember ? source.mode : undefined };
 	const display = change.movedTo?.displayPath ?? change.displayPath;
-	const place = await placeOf(change.movedTo?.path ?? change.path, display, boundary, true);
+	const place = await placeOf(change.movedTo?.path ?? change.path, display, boundary, true, options.realPaths);
 	const fresh = change.before === null || moves;
 	const mode = change.movedTo && source.mode !== undefined ? source.mode & 0o7777 : undefined;
 	const staged = await stageWrite(folders, place, change.after, { signal, boundary, createFolders: change.before === null || change.movedTo !== undefined, mustBeNew: fresh, mode });
-	return { change, staged, original: source.bytes, originalMode };
+	if (!remember) return { change, staged, original: undefined };
+	// A file written in place: the one the temp replaces tells whether it is still there, and its mode.
+	if (change.before !== null && !change.movedTo && source.bytes === undefined) return { change, staged, original: staged.replaced ? known : null, originalMode: staged.replaced?.mode };
+	return { change, staged, original: originalOf(known, source), originalMode: source.mode };
+}
+
+/**
+ * What is read of a change's source before it is staged: its bytes, for the rollback, unless the
+ * caller just read them (`known`); its mode where a move keeps it or a deletion is put back with
+ * it. A file written in place is not read at all when its bytes are known (see prepare).
+ */
+function sourceOf(change: FileChange, remember: boolean, known: Uint8Array | undefined, boundary: Boundary | undefined): Promise<{ bytes?: Uint8Array | null; mode?: number }> {
+	if (change.before === null) return Promise.resolve({ bytes: null });
+	const wantBytes = remember && known === undefined;
+	const wantMode = change.movedTo !== undefined || (remember && change.after === null);
+	return wantBytes || wantMode ? readOriginal(change.path, change.displayPath, boundary, wantBytes) : Promise.resolve({});
+}
+
+/** The bytes a rollback puts back: those read now, or the known ones unless the file is gone. */
+function originalOf(known: Uint8Array | undefined, source: { bytes?: Uint8Array | null }): Uint8Array | null | undefined {
+	return source.bytes === undefined ? known : source.bytes;
 }
 
 /** A file's bytes (when wanted, for the rollback) and mode, read through a checked descriptor; nothing when it is gone. */

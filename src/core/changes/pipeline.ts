@@ -50,13 +50,19 @@ export interface ChangePlan {
 export interface ChangeOptions {
 	/** Default true; the plan tools say false: the plan file is not code, and a tick must feel instant. */
 	readonly diagnostics?: boolean;
+	/**
+	 * The display paths among the changes (sources and destinations) that are protected, when the
+	 * caller has just resolved every one of them for writing (apply_patch's staging, under the same
+	 * locks): they are not resolved again for the request. The commit resolves them all again.
+	 */
+	readonly protectedPaths?: readonly string[];
 }
 
 /** Checks a computed change set and builds its approval request; writes nothing. */
 export async function planChange(ctx: ChangeContext, title: string, changes: readonly FileChange[], options: ChangeOptions = {}): Promise<ChangePlan> {
 	throwIfAborted(ctx.signal, 'The change');
 	const disk = await checkNotStale(ctx, changes);
-	const request = { kind: 'files' as const, title, changes, protectedPaths: await protectedPathsOf(ctx, changes) };
+	const request = { kind: 'files' as const, title, changes, protectedPaths: options.protectedPaths ? [...options.protectedPaths] : await protectedPathsOf(ctx, changes) };
 	return { title, changes, disk, request, diagnostics: options.diagnostics ?? true };
 }
 

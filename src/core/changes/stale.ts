@@ -155,10 +155,13 @@ export interface CurrentFile {
 /**
  * Reads what a change is made on. Refuses folders and special files, and a file that changed on
  * disk since this tool host last read it (so an edit is never computed from text the model has
- * not seen).
+ * not seen). `first` sees the file's version before anything else does (a size limit).
  */
-export async function readCurrent(ctx: ChangeContext, absolute: string, displayPath: string): Promise<CurrentFile> {
-	const current = await readFileAsChanged(ctx, absolute, displayPath, stat => assertNotStale(ctx, absolute, displayPath, stat));
+export async function readCurrent(ctx: ChangeContext, absolute: string, displayPath: string, first?: (version: FileVersion) => void): Promise<CurrentFile> {
+	const current = await readFileAsChanged(ctx, absolute, displayPath, stat => {
+		first?.(stat);
+		assertNotStale(ctx, absolute, displayPath, stat);
+	});
 	// Same size and time stamp is not the same file: a rewrite within one tick of a coarse clock keeps both.
 	const known = ctx.state.fileVersions.get(absolute);
 	if (current.bytes && !current.fromEditor && known?.sha256 !== undefined && known.sha256 !== digest(current.bytes)) {

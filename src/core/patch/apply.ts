@@ -236,16 +236,21 @@ class Stager {
 	/**
 	 * What the patch is applied to: readCurrent gives the editor's unsaved text when there is one
 	 * and refuses a file changed since it was read. A folder becomes a slot that refuses every
-	 * operation with a patch-specific message, and big files are refused before they are read.
+	 * operation with a patch-specific message, and big files are refused before they are read
+	 * (one open per file: the opened file's own size is checked).
 	 */
 	private async read(resolved: ResolvedPath): Promise<ReadResult> {
-		const stat = await this.ctx.boundary.fileSystem.stat(resolved.absolute).catch(() => undefined);
-		if (stat?.isDirectory()) return { before: null, isDirectory: true };
-		if (stat?.isFile() && stat.size > MAX_PATCH_FILE_BYTES) {
-			throw new ToolError('too_large', `${resolved.display} is ${formatBytes(stat.size)}, over the ${formatBytes(MAX_PATCH_FILE_BYTES)} apply_patch handles. Nothing was changed; edit it with edit_file or a command instead.`);
+		try {
+			const current = await readCurrent(this.ctx, resolved.absolute, resolved.display, version => {
+				if (version.size > MAX_PATCH_FILE_BYTES) {
+					throw new ToolError('too_large', `${resolved.display} is ${formatBytes(version.size)}, over the ${formatBytes(MAX_PATCH_FILE_BYTES)} apply_patch handles. Nothing was changed; edit it with edit_file or a command instead.`);
+				}
+			});
+			return { before: current.bytes, isDirectory: false };
+		} catch (error) {
+			if (error instanceof ToolError && error.code === 'is_directory') return { before: null, isDirectory: true };
+			throw error;
 		}
-		const current = await readCurrent(this.ctx, resolved.absolute, resolved.display);
-		return { before: current.bytes, isDirectory: false };
 	}
 
 	finish(parseNotes: readonly string[]): StagedPatch {

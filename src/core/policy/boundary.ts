@@ -254,7 +254,8 @@ export class Boundary {
 			const relative = relativeInside(place, absolute);
 			if (relative === undefined) continue;
 			inside = true;
-			if (this.protectedMatchers[index].some(matches => matches(toPosix(relative)))) return true;
+			const posix = toPosix(relative);
+			if (this.protectedMatchers[index].some(matches => matches(posix))) return true;
 		}
 		// Stryker disable next-line Regex: a drive letter, or slashes left after path.normalize, occur only on Windows.
 		const whole = toPosix(absolute).replace(/^([a-zA-Z]:)?\/+/, '');

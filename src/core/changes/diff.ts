@@ -17,8 +17,12 @@ function asText(bytes: Uint8Array): string {
 	return new TextDecoder('utf-8').decode(bytes);
 }
 
-/** Blocks compared at once (memcmp), largest first: one native call per megabyte, not per page. */
-const BLOCKS = [1 << 20, 4096];
+/**
+ * Blocks compared at once (memcmp), largest first: one native call per megabyte, not per page, and
+ * the first difference narrowed down in native steps too (a byte loop over a page per file was
+ * most of the cost of line counts in a fresh process, before the loop is compiled).
+ */
+const BLOCKS = [1 << 20, 4096, 256, 16];
 
 /** Bytes both buffers start with. */
 function commonPrefix(a: Buffer, b: Buffer): number {

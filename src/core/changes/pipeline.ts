@@ -2,7 +2,7 @@ import { backupOriginals } from './backups';
 import type { ApprovalRequest, ChangeContext, FileChange, FileVersion, PendingCall } from '../context';
 import type { ResolvedPath } from '../policy/boundary';
 import { newDiagnostics, snapshotDiagnostics } from './diagnostics';
-import { lineCounts, unifiedDiffs } from './diff';
+import { LineCounts, lineCounts, unifiedDiffs } from './diff';
 import { everyInOrder } from '../files/inParallel';
 import { withFileLocks } from './locks';
 import { applyThroughFileSystem } from './virtualCommit';
@@ -45,6 +45,8 @@ export interface ChangePlan {
 	readonly disk: ReadonlyMap<string, FileVersion | null>;
 	/** Whether the commit waits for the language servers' new problems in the changed files. */
 	readonly diagnostics: boolean;
+	/** Line counts the planning already had (see ChangeOptions.lineCounts). */
+	readonly lineCounts?: readonly (LineCounts | undefined)[];
 }
 
 export interface ChangeOptions {
@@ -56,6 +58,12 @@ export interface ChangeOptions {
 	 * locks): they are not resolved again for the request. The commit resolves them all again.
 	 */
 	readonly protectedPaths?: readonly string[];
+	/**
+	 * One per change: its line counts when the caller had both sides' lines at hand, counted as
+	 * lineCounts counts them (apply_patch's staging, see countLineEdits); the others are counted at
+	 * the commit.
+	 */
+	readonly lineCounts?: readonly (LineCounts | undefined)[];
 }
 
 /** Checks a computed change set and builds its approval request; writes nothing. */
@@ -63,7 +71,7 @@ export async function planChange(ctx: ChangeContext, title: string, changes: rea
 	throwIfAborted(ctx.signal, 'The change');
 	const disk = await checkNotStale(ctx, changes);
 	const request = { kind: 'files' as const, title, changes, protectedPaths: options.protectedPaths ? [...options.protectedPaths] : await protectedPathsOf(ctx, changes) };
-	return { title, changes, disk, request, diagnostics: options.diagnostics ?? true };
+	return { title, changes, disk, request, diagnostics: options.diagnostics ?? true, lineCounts: options.lineCounts };
 }
 
 /**
@@ -120,7 +128,7 @@ export async function commitPlan(ctx: ChangeContext, plan: ChangePlan, confirmed
 			get diff() {
 				return unifiedDiffs(changes);
 			},
-			stats: changes.map(change => ({ path: change.movedTo?.displayPath ?? change.displayPath, ...lineCounts(change) })),
+			stats: changes.map((change, index) => ({ path: change.movedTo?.displayPath ?? change.displayPath, ...(plan.lineCounts?.[index] ?? lineCounts(change)) })),
 			backups: copies,
 			...(diagnostics ? { diagnostics } : {}),
 		};

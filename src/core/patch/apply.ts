@@ -4,7 +4,8 @@ import type { FileChange, ToolContext } from '../context';
 import { BoundaryError, throwIfAborted, ToolError } from '../results/errors';
 import { readCurrent } from '../changes/stale';
 import { formatBytes } from '../results/truncate';
-import { decodeFileLines, encodeFileLines, newFileLines } from './fileLines';
+import { countLineEdits, LineCounts } from '../changes/diff';
+import { decodeFileLines, encodeFileLines, lineKeys, newFileLines } from './fileLines';
 import { applyHunks } from './hunks';
 import {
 	AddOperation, DeleteOperation, FileOperation, ParsedPatch, PatchApplyError, UpdateOperation,
@@ -36,6 +37,8 @@ export interface StagedPatch {
 	readonly protectedPaths: string[];
 	/** Files the patch names whose content it leaves as it was. */
 	readonly unchanged: string[];
+	/** One per change: its line counts when staging had both sides' lines at hand (see Slot.counted). */
+	readonly lineCounts: (LineCounts | undefined)[];
 }
 
 /** Files above this size are not patched (they would be held in memory several times). */
@@ -56,6 +59,11 @@ interface Slot {
 	movedFrom?: Slot;
 	/** Patch line of the operation that deleted or moved it away. */
 	goneAt?: { line: number; how: 'deleted' | 'moved' };
+	/**
+	 * The line counts from `before` to `after`, taken from the lines staging split and patched
+	 * anyway (the commit would decode and split both again): good while `current` is `after`.
+	 */
+	counted?: { after: Uint8Array; counts: LineCounts };
 }
 
 export async function stagePatch(patch: ParsedPatch, ctx: ToolContext): Promise<StagedPatch> {
@@ -161,13 +169,14 @@ class Stager {
 		}
 		const current = this.existing(slot, operation.patchLine, 'update');
 		// A pure move takes the bytes as they are, so binary files can be moved too.
-		const patched = operation.hunks.length > 0
-			? applyHunks(decodeFileLines(current, slot.display), operation.hunks, slot.display)
-			: undefined;
+		const lines = operation.hunks.length > 0 ? decodeFileLines(current, slot.display) : undefined;
+		const patched = lines ? applyHunks(lines, operation.hunks, slot.display) : undefined;
 		this.notes.push(...patched?.notes ?? []);
 		const after = patched ? encodeFileLines(patched.file) : current;
 		const target = operation.moveTo === undefined ? slot : await this.slot(operation.moveTo, operation.patchLine);
 		if (target === slot) {
+			// A file's first change in the patch: its lines before are the file's own.
+			if (lines && patched && current === slot.before) slot.counted = { after, counts: countLineEdits(lineKeys(lines), lineKeys(patched.file)) };
 			slot.current = after;
 			return;
 		}
@@ -257,6 +266,7 @@ class Stager {
 		const changes: FileChange[] = [];
 		const files: PatchFileSummary[] = [];
 		const unchanged: string[] = [];
+		const lineCounts: (LineCounts | undefined)[] = [];
 		const protectedPaths = new Set<string>();
 		// A move is one change when its source existed and its target did not; otherwise a delete and an add.
 		const moves = new Map<Slot, Slot>();
@@ -270,6 +280,7 @@ class Stager {
 			const target = moves.get(slot);
 			if (target) {
 				changes.push({ path: slot.path, displayPath: slot.display, before: slot.before, after: target.current, movedTo: { path: target.path, displayPath: target.display } });
+				lineCounts.push(undefined);
 				files.push({ status: 'moved', path: slot.display, movedTo: target.display });
 				if (slot.isProtected) protectedPaths.add(slot.display);
 				if (target.isProtected) protectedPaths.add(target.display);
@@ -280,11 +291,12 @@ class Stager {
 				continue;
 			}
 			changes.push({ path: slot.path, displayPath: slot.display, before: slot.before, after: slot.current });
+			lineCounts.push(slot.counted && slot.counted.after === slot.current ? slot.counted.counts : undefined);
 			const status: FileStatus = slot.before === null ? 'added' : slot.current === null ? 'deleted' : 'modified';
 			files.push({ status, path: slot.display });
 			if (slot.isProtected) protectedPaths.add(slot.display);
 		}
-		return { changes, files, notes: [...parseNotes, ...this.notes], protectedPaths: [...protectedPaths], unchanged };
+		return { changes, files, notes: [...parseNotes, ...this.notes], protectedPaths: [...protectedPaths], unchanged, lineCounts };
 	}
 }
 

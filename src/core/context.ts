@@ -66,7 +66,7 @@ export interface Host {
 	 * against it (see atomic.ts). `checked` is what the commit found just before (a host may use
 	 * it instead of looking again).
 	 */
-	applyChanges(changes: readonly FileChange[], signal: AbortSignal, boundary: Boundary, checked?: CheckedFiles): Promise<void>;
+	applyChanges(changes: readonly FileChange[], signal: AbortSignal, boundary: Boundary, checked?: CheckedFiles): Promise<WrittenVersions | void>;
 	/** Shows the diff of applied changes to the person, if the host can. */
 	showDiffs?(changes: readonly FileChange[]): Promise<void>;
 	/** Errors and warnings for these files (or all when empty), if the host knows any. */
@@ -88,6 +88,12 @@ export interface Diagnostic {
 	readonly source?: string;
 	readonly code?: string;
 }
+
+/**
+ * The version of each file a host wrote, by its final path, as it saw it right after writing (the
+ * atomic writes' landing checks): the commit records these instead of asking the disk again.
+ */
+export type WrittenVersions = ReadonlyMap<string, FileVersion>;
 
 /**
  * What a commit found about its files under their locks, right before applying them: the atomic

@@ -102,6 +102,51 @@ describe('atomic change sets with the files as the commit checked them', () => {
 		assert.equal(fs.readFileSync(tree.file('ws/b.txt'), 'utf8'), 'b\n');
 	});
 
+	it('returns the version of every file it wrote, as it landed, by its final path; none for a deletion', async () => {
+		tree = makeTree({ 'a.txt': 'a\n', 'b.txt': 'b\n', 'c.txt': 'c\n' });
+		const written = await applyChangesAtomically([
+			fileChange(tree, 'a.txt', 'a\n', 'A longer\n'),
+			fileChange(tree, 'b.txt', 'b\n', null),
+			fileChange(tree, 'c.txt', 'c\n', 'moved\n', 'sub/c.txt'),
+			fileChange(tree, 'new.txt', null, 'new\n'),
+		]);
+		const versionOf = (rel: string) => {
+			const stat = fs.statSync(tree.file(rel));
+			return { mtimeMs: stat.mtimeMs, size: stat.size };
+		};
+		assert.deepEqual([...written].sort(([a], [b]) => a.localeCompare(b)), [
+			[tree.file('a.txt'), versionOf('a.txt')],
+			[tree.file('new.txt'), versionOf('new.txt')],
+			[tree.file('sub/c.txt'), versionOf('sub/c.txt')],
+		]);
+	});
+
+	it('the commit records the versions the host saw as it wrote, and asks the disk only for the others', async () => {
+		tree = makeTree({ 'ws/a.txt': 'one\n', 'ws/b.txt': 'two\n' });
+		const seen = { mtimeMs: 1234, size: 8 };
+		const env = createNodeEnvironment({
+			roots: [tree.file('ws')],
+			storageDir: tree.file('storage'),
+			applyChanges: async (changes, signal, boundary, checked) => {
+				await applyChangesAtomically(changes, signal, { boundary, ...checked });
+				// As if the host had seen a.txt so, right after writing it; b.txt it leaves to the disk.
+				return new Map([[tree.file('ws/a.txt'), seen]]);
+			},
+		});
+		const state = createChangeState();
+		const ctx: ChangeContext = { tool: 'test', boundary: await env.boundary(), host: env.host, state, signal: new AbortController().signal, settings: { showDiffs: 'never' }, note: () => undefined };
+		const changes: FileChange[] = [
+			{ path: tree.file('ws/a.txt'), displayPath: 'a.txt', before: Buffer.from('one\n'), after: Buffer.from('ONE ONE\n') },
+			{ path: tree.file('ws/b.txt'), displayPath: 'b.txt', before: Buffer.from('two\n'), after: Buffer.from('TWO\n') },
+		];
+		await commitPlan(ctx, await planChange(ctx, 'Change', changes), false);
+		const a = state.fileVersions.get(tree.file('ws/a.txt'))!;
+		assert.deepEqual({ mtimeMs: a.mtimeMs, size: a.size }, seen);
+		assert.ok(a.sha256, 'a small file written has its digest');
+		const b = state.fileVersions.get(tree.file('ws/b.txt'))!;
+		assert.equal(b.mtimeMs, fs.statSync(tree.file('ws/b.txt')).mtimeMs);
+	});
+
 	it('the commit hands the host the bytes it checked and the real paths it resolved, and the host writes there', async function () {
 		if (process.platform === 'win32') this.skip();
 		tree = makeTree({ 'ws/real/a.txt': 'one\n', 'ws/b.txt': 'two\n' });

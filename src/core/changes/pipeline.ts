@@ -1,5 +1,5 @@
 import { backupOriginals } from './backups';
-import type { ApprovalRequest, ChangeContext, FileChange, FileVersion, PendingCall } from '../context';
+import type { ApprovalRequest, ChangeContext, FileChange, FileVersion, PendingCall, WrittenVersions } from '../context';
 import type { ResolvedPath } from '../policy/boundary';
 import { newDiagnostics, snapshotDiagnostics } from './diagnostics';
 import { LineCounts, lineCounts, unifiedDiffs } from './diff';
@@ -107,14 +107,15 @@ export async function commitPlan(ctx: ChangeContext, plan: ChangePlan, confirmed
 			if (error instanceof BoundaryError) throw error;
 			throw new ToolError('io', `Could not back up the original files before changing them (${(error as Error).message}). Nothing was changed.`);
 		});
+		let written: WrittenVersions | undefined;
 		try {
-			await (fileSystem.local ? ctx.host.applyChanges(changes, ctx.signal, ctx.boundary, { onDisk, realPaths }) : applyThroughFileSystem(fileSystem, changes, ctx.signal));
+			written = await (fileSystem.local ? ctx.host.applyChanges(changes, ctx.signal, ctx.boundary, { onDisk, realPaths }) : applyThroughFileSystem(fileSystem, changes, ctx.signal)) ?? undefined;
 		} catch (error) {
 			if (error instanceof ToolError) throw error;
 			// Hosts report what they know as ToolErrors; for anything else, claim no revert that may not have happened.
 			throw new ToolError('io', `The change could not be applied: ${(error as Error)?.message ?? String(error)}. Some files may have changed: read them again before retrying, and tell the user if they differ from what you expect.`);
 		}
-		await recordVersions(ctx.state, changes, fileSystem);
+		await recordVersions(ctx.state, changes, fileSystem, written);
 		ctx.note({ filesTouched: changes.map(change => change.movedTo?.displayPath ?? change.displayPath), backupSet: set.id });
 
 		// The editor's diff views open files by disk path: a virtual file would show as missing.

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { ChangeContext, ChangeState, FileChange, FileVersion } from '../context';
+import type { ChangeContext, ChangeState, FileChange, FileVersion, WrittenVersions } from '../context';
 import { fromNodeError, ToolError } from '../results/errors';
 import { readHead, readWhole } from '../files/files';
 import { encodeText, hasBom } from '../text/text';
@@ -130,10 +130,17 @@ async function statOrNull(fileSystem: FileSystem, absolute: string): Promise<Fil
 	}
 }
 
-/** What this tool host wrote is what it knows: the next change to these files is not stale. */
-export async function recordVersions(state: ChangeState, changes: readonly FileChange[], fileSystem: FileSystem = nodeFileSystem): Promise<void> {
+/**
+ * What this tool host wrote is what it knows: the next change to these files is not stale.
+ * `written`: the versions the host saw right after writing (the others are asked of the disk).
+ */
+export async function recordVersions(state: ChangeState, changes: readonly FileChange[], fileSystem: FileSystem = nodeFileSystem, written?: WrittenVersions): Promise<void> {
 	// The stats are taken together; the versions are recorded in change order (a file may be moved, then written).
-	const versions = await everyInOrder(changes, change => (change.after === null ? Promise.resolve(null) : statOrNull(fileSystem, change.movedTo?.path ?? change.path)));
+	const versions = await everyInOrder(changes, change => {
+		if (change.after === null) return Promise.resolve(null);
+		const target = change.movedTo?.path ?? change.path;
+		return Promise.resolve(written?.get(target) ?? statOrNull(fileSystem, target));
+	});
 	for (const [index, change] of changes.entries()) {
 		const target = change.movedTo?.path ?? change.path;
 		if (change.movedTo) state.fileVersions.delete(change.path);

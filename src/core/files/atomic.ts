@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { type Boundary, realPathOf } from '../policy/boundary';
-import type { CheckedFiles, FileChange } from '../context';
+import type { CheckedFiles, FileChange, WrittenVersions } from '../context';
 import { BoundaryError, CancelledError, fromNodeError, ToolError } from '../results/errors';
 import { readWhole } from './files';
 import { everyInOrder, forEachLimited } from './inParallel';
@@ -134,6 +134,8 @@ interface Staged {
 	readonly created: string[];
 	/** The regular file it replaces, as it was when staged (none: there was none). */
 	readonly replaced?: fs.Stats;
+	/** The target's version, seen where it landed after the rename (see landing). */
+	landed?: { mtimeMs: number; size: number };
 }
 
 interface StageOptions extends AtomicWriteOptions {
@@ -247,7 +249,10 @@ async function landing(staged: Staged, boundary: Boundary | undefined, where: Pr
 	const landed = await fs.promises.lstat(target).catch(() => undefined);
 	if (landed === undefined || landed.dev !== staged.dev || landed.ino !== staged.ino) return 'lost';
 	const folder = await where;
-	if (folder !== undefined && isReachable(boundary, folder, staged.place.display)) return 'landed';
+	if (folder !== undefined && isReachable(boundary, folder, staged.place.display)) {
+		staged.landed = { mtimeMs: landed.mtimeMs, size: landed.size };
+		return 'landed';
+	}
 	await fs.promises.unlink(target).catch(() => undefined);
 	return 'removed';
 }
@@ -373,11 +378,14 @@ const STAGING_CONCURRENCY = 8;
  * (a move's at once). If a step or a check fails, or the signal fires, the files already committed
  * are put back, newest first. Each folder is flushed once at the end.
  */
-export function applyChangesAtomically(changes: readonly FileChange[], signal?: AbortSignal, options: ApplyOptions = {}): Promise<void> {
-	return withFolders(options.boundary, folders => applyIn(folders, changes, signal, options));
+export async function applyChangesAtomically(changes: readonly FileChange[], signal?: AbortSignal, options: ApplyOptions = {}): Promise<WrittenVersions> {
+	let written: WrittenVersions = new Map();
+	await withFolders(options.boundary, async folders => { written = await applyIn(folders, changes, signal, options); });
+	return written;
 }
 
-async function applyIn(folders: Folders, changes: readonly FileChange[], signal: AbortSignal | undefined, options: ApplyOptions): Promise<void> {
+/** Returns the versions of the files written, as their landing checks saw them (the change set's own). */
+async function applyIn(folders: Folders, changes: readonly FileChange[], signal: AbortSignal | undefined, options: ApplyOptions): Promise<WrittenVersions> {
 	const { boundary } = options;
 	const prepared: (Prepared | undefined)[] = new Array(changes.length);
 	try {
@@ -412,7 +420,7 @@ async function applyIn(folders: Folders, changes: readonly FileChange[], signal:
 	const landings = await landingsOf(committed, boundary);
 	const strays = committed.filter(item => landings.has(item) && landings.get(item) !== 'landed');
 	if (!failure && strays.length > 0) failure = { error: landedElsewhere(strays[0].change.displayPath), item: strays[0] };
-	if (!failure) return;
+	if (!failure) return new Map(ready.flatMap(({ change, staged }) => (staged?.landed ? [[change.movedTo?.path ?? change.path, staged.landed] as const] : [])));
 	const kept = committed.filter(item => !strays.includes(item));
 	// The temps not renamed (those renamed are gone from their names already).
 	await Promise.all(ready.map(item => item.staged && removeTemp(item.staged)));

@@ -154,11 +154,12 @@ export function writeFileAtomic(target: string, bytes: Uint8Array, options: Atom
 }
 
 /** Runs a write in its own set of folders; on success, flushes them to disk. */
-async function withFolders(boundary: Boundary | undefined, work: (folders: Folders) => Promise<void>): Promise<void> {
+async function withFolders<T>(boundary: Boundary | undefined, work: (folders: Folders) => Promise<T>): Promise<T> {
 	const folders = new Folders(boundary);
 	try {
-		await work(folders);
+		const result = await work(folders);
 		await folders.sync();
+		return result;
 	} finally {
 		await folders.close();
 	}
@@ -377,11 +378,16 @@ const STAGING_CONCURRENCY = 8;
  * the moment some files are new and others not is short; where each write landed is checked after
  * (a move's at once). If a step or a check fails, or the signal fires, the files already committed
  * are put back, newest first. Each folder is flushed once at the end.
+ *
+ * What the flushes buy: a temp is flushed before its rename, so after a crash each file is its old
+ * bytes or its new ones, never a torn or empty file (a rename can reach the disk before data that
+ * was not flushed); the folders are flushed once each, after every rename, so the set is on disk
+ * when this returns. Given the bytes the caller just checked (`onDisk`) and the real paths it just
+ * resolved (`realPaths`), files are neither read nor resolved again: each folder and temp is
+ * checked where it is opened all the same.
  */
-export async function applyChangesAtomically(changes: readonly FileChange[], signal?: AbortSignal, options: ApplyOptions = {}): Promise<WrittenVersions> {
-	let written: WrittenVersions = new Map();
-	await withFolders(options.boundary, async folders => { written = await applyIn(folders, changes, signal, options); });
-	return written;
+export function applyChangesAtomically(changes: readonly FileChange[], signal?: AbortSignal, options: ApplyOptions = {}): Promise<WrittenVersions> {
+	return withFolders(options.boundary, folders => applyIn(folders, changes, signal, options));
 }
 
 /** Returns the versions of the files written, as their landing checks saw them (the change set's own). */

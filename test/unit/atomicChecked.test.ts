@@ -147,6 +147,19 @@ describe('atomic change sets with the files as the commit checked them', () => {
 		assert.equal(b.mtimeMs, fs.statSync(tree.file('ws/b.txt')).mtimeMs);
 	});
 
+	it('a file both stale and turned protected by the time of the commit is reported stale, as when the checks ran in turn', async function () {
+		if (process.platform === 'win32') this.skip();
+		tree = makeTree({ 'ws/sub/a.txt': 'one\n', 'ws/.git/a.txt': 'other\n' });
+		const env = createNodeEnvironment({ roots: [tree.file('ws')], storageDir: tree.file('storage') });
+		const ctx: ChangeContext = { tool: 'test', boundary: await env.boundary(), host: env.host, state: createChangeState(), signal: new AbortController().signal, settings: { showDiffs: 'never' }, note: () => undefined };
+		const plan = await planChange(ctx, 'Edit', [{ path: tree.file('ws/sub/a.txt'), displayPath: 'sub/a.txt', before: Buffer.from('one\n'), after: Buffer.from('two\n') }]);
+		// The folder is swapped for a link into .git: the path now leads to another file, and a protected one.
+		fs.rmSync(tree.file('ws/sub'), { recursive: true });
+		fs.symlinkSync('.git', tree.file('ws/sub'));
+		await assert.rejects(commitPlan(ctx, plan, false), (error: ToolError) => error.code === 'stale_write' && /^sub\/a\.txt changed since you were shown the change/.test(error.message));
+		assert.equal(fs.readFileSync(tree.file('ws/.git/a.txt'), 'utf8'), 'other\n');
+	});
+
 	it('the commit hands the host the bytes it checked and the real paths it resolved, and the host writes there', async function () {
 		if (process.platform === 'win32') this.skip();
 		tree = makeTree({ 'ws/real/a.txt': 'one\n', 'ws/b.txt': 'two\n' });

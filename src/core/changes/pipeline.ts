@@ -17,9 +17,11 @@ import type { ToolResult } from '../results/result';
  *   plan:   (under the files' locks, see planWithFileLocks) stale-write check → protected paths →
  *           the approval request, each file's `before` bytes kept with it
  *   commit: locks taken (again, when a person was asked) → every file still byte for byte its
- *           `before` → backup → host.applyChanges (all or nothing; in a virtual workspace, the
- *           file-system port, see virtualCommit.ts) → new versions recorded →
- *           diff shown (per toolbelt.showDiffs) → new diagnostics collected
+ *           `before`, and every path still leading where it did (checked side by side) → backup
+ *           → host.applyChanges, given the bytes and real paths just checked (all or nothing; in
+ *           a virtual workspace, the file-system port, see virtualCommit.ts) → new versions
+ *           recorded (as the host saw them when it wrote) → diff shown (per toolbelt.showDiffs)
+ *           → new diagnostics collected
  *
  * Nothing is written when a plan is made, and no lock is held while the person decides; what is
  * committed is the plan the person was shown, or nothing.
@@ -98,8 +100,10 @@ export async function commitPlan(ctx: ChangeContext, plan: ChangePlan, confirmed
 	const { changes, title } = plan;
 	return withFileLocks(ctx.state, changes.flatMap(change => (change.movedTo ? [change.path, change.movedTo.path] : [change.path])), async () => {
 		throwIfAborted(ctx.signal, 'The change');
-		const onDisk = await checkStillAsShown(ctx, changes, plan.disk);
-		const realPaths = await checkStillApproved(ctx, changes, plan.request.protectedPaths);
+		// Both only look, so they run side by side; a stale file is reported first, as if in turn.
+		const [shown, approved] = await Promise.allSettled([checkStillAsShown(ctx, changes, plan.disk), checkStillApproved(ctx, changes, plan.request.protectedPaths)]);
+		const onDisk = settledValue(shown);
+		const realPaths = settledValue(approved);
 
 		const diagnosticsBefore = plan.diagnostics ? await snapshotDiagnostics(ctx, changes) : undefined;
 		const fileSystem = ctx.boundary.fileSystem;
@@ -134,6 +138,11 @@ export async function commitPlan(ctx: ChangeContext, plan: ChangePlan, confirmed
 			...(diagnostics ? { diagnostics } : {}),
 		};
 	});
+}
+
+function settledValue<T>(result: PromiseSettledResult<T>): T {
+	if (result.status === 'rejected') throw result.reason;
+	return result.value;
 }
 
 /**

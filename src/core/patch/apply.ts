@@ -3,6 +3,7 @@ import type { ResolvedPath } from '../policy/boundary';
 import type { FileChange, ToolContext } from '../context';
 import { BoundaryError, throwIfAborted, ToolError } from '../results/errors';
 import { readCurrent } from '../changes/stale';
+import { concurrencyGate } from '../files/inParallel';
 import { formatBytes } from '../results/truncate';
 import { countLineEdits, LineCounts } from '../changes/diff';
 import { decodeFileLines, encodeFileLines, lineKeys, newFileLines } from './fileLines';
@@ -114,12 +115,16 @@ type ReadResult = { before: Uint8Array | null; isDirectory: boolean };
 class Stager {
 	private readonly slots = new Map<string, Slot>();
 	private readonly notes: string[] = [];
-	/** Every existing file of the patch is read at once up front; operations then take their turn. */
+	/**
+	 * Every existing file of the patch is read up front, a few at a time (a patch of thousands of
+	 * files must not hold a descriptor for each); operations then take their turn.
+	 */
 	private readonly reads = new Map<string, Promise<Settled<ReadResult>>>();
 
 	constructor(private readonly ctx: ToolContext, private readonly resolutions: ReadonlyMap<string, Settled<ResolvedPath>>) {
+		const gate = concurrencyGate();
 		for (const resolution of resolutions.values()) {
-			if (resolution.ok && !this.reads.has(resolution.value.real)) this.reads.set(resolution.value.real, settle(this.read(resolution.value)));
+			if (resolution.ok && !this.reads.has(resolution.value.real)) this.reads.set(resolution.value.real, settle(gate(() => this.read(resolution.value))));
 		}
 	}
 

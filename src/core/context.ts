@@ -64,9 +64,10 @@ export interface Host {
 	/**
 	 * Applies a set of file changes all-or-nothing (WorkspaceEdit in VS Code, atomic writes in Node).
 	 * `boundary` is where the writes must land: a host that opens files itself checks what it opened
-	 * against it (see atomic.ts).
+	 * against it (see atomic.ts). `checked` is what the commit found just before (a host may use
+	 * it instead of looking again).
 	 */
-	applyChanges(changes: readonly FileChange[], signal: AbortSignal, boundary: Boundary): Promise<void>;
+	applyChanges(changes: readonly FileChange[], signal: AbortSignal, boundary: Boundary, checked?: CheckedFiles): Promise<WrittenVersions | void>;
 	/** Shows the diff of applied changes to the person, if the host can. */
 	showDiffs?(changes: readonly FileChange[]): Promise<void>;
 	/** Errors and warnings for these files (or all when empty), if the host knows any. */
@@ -87,6 +88,23 @@ export interface Diagnostic {
 	readonly message: string;
 	readonly source?: string;
 	readonly code?: string;
+}
+
+/**
+ * The version of each file a host wrote, by its final path, as it saw it right after writing (the
+ * atomic writes' landing checks): the commit records these instead of asking the disk again.
+ */
+export type WrittenVersions = ReadonlyMap<string, FileVersion>;
+
+/**
+ * What a commit found about its files under their locks, right before applying them: the atomic
+ * writes take it instead of reading and resolving every file again.
+ */
+export interface CheckedFiles {
+	/** Files' disk bytes (by change path), read through a checked descriptor: what a rollback puts back. */
+	readonly onDisk?: ReadonlyMap<string, Uint8Array>;
+	/** Real paths of the changes' paths and move targets, as the boundary resolved them for writing. */
+	readonly realPaths?: ReadonlyMap<string, string>;
 }
 
 /** One file as a change set holds it. Paths are absolute and have passed the boundary. */

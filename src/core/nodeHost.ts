@@ -40,7 +40,7 @@ function createNodeHost(options: NodeHostOptions & { storageDir: string }): Host
 		storageDir: options.storageDir,
 		dirtyText: absolutePath => options.dirty?.get(absolutePath),
 		confirm: options.confirm ?? (async () => false),
-		applyChanges: options.applyChanges ?? ((changes, signal, boundary) => applyChangesAtomically(changes, signal, { boundary })),
+		applyChanges: options.applyChanges ?? ((changes, signal, boundary, checked) => applyChangesAtomically(changes, signal, { boundary, ...checked })),
 		...(options.diagnostics ? { diagnostics: options.diagnostics } : {}),
 		...(options.showDiffs ? { showDiffs: options.showDiffs } : {}),
 		...(options.sandbox ? { sandbox: options.sandbox } : {}),

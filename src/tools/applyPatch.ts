@@ -74,7 +74,7 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult | Pending
 				filesTouched: touched,
 				...(commit.backups.length ? { backups: commit.backups } : {}),
 			});
-		});
+		}, { protectedPaths: staged.protectedPaths, lineCounts: staged.lineCounts });
 	});
 }
 

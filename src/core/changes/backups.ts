@@ -88,16 +88,12 @@ export async function backupOriginals(storageDir: string, title: string, changes
 	return { set, copies };
 }
 
-/** A copy of bytes the caller has just read from the file through a checked descriptor (no second open). */
+/**
+ * A copy of bytes the caller has just read from the file through a checked descriptor (no second
+ * open). Created owner-only: the umask can take bits off that mode, never add any.
+ */
 async function writeCopy(bytes: Uint8Array, copy: string): Promise<void> {
-	const handle = await fs.promises.open(copy, 'wx', PRIVATE_FILE_MODE);
-	try {
-		await handle.writeFile(bytes);
-		// Whatever the umask: as copyOriginal's copies.
-		await handle.chmod(PRIVATE_FILE_MODE);
-	} finally {
-		await handle.close();
-	}
+	await fs.promises.writeFile(copy, bytes, { flag: 'wx', mode: PRIVATE_FILE_MODE });
 }
 
 /**

@@ -1,7 +1,8 @@
 import { backupOriginals } from './backups';
-import type { ApprovalRequest, ChangeContext, FileChange, FileVersion, PendingCall } from '../context';
+import type { ApprovalRequest, ChangeContext, FileChange, FileVersion, PendingCall, WrittenVersions } from '../context';
+import type { ResolvedPath } from '../policy/boundary';
 import { newDiagnostics, snapshotDiagnostics } from './diagnostics';
-import { lineCounts, unifiedDiffs } from './diff';
+import { LineCounts, lineCounts, unifiedDiffs } from './diff';
 import { everyInOrder } from '../files/inParallel';
 import { withFileLocks } from './locks';
 import { applyThroughFileSystem } from './virtualCommit';
@@ -16,9 +17,11 @@ import type { ToolResult } from '../results/result';
  *   plan:   (under the files' locks, see planWithFileLocks) stale-write check → protected paths →
  *           the approval request, each file's `before` bytes kept with it
  *   commit: locks taken (again, when a person was asked) → every file still byte for byte its
- *           `before` → backup → host.applyChanges (all or nothing; in a virtual workspace, the
- *           file-system port, see virtualCommit.ts) → new versions recorded →
- *           diff shown (per toolbelt.showDiffs) → new diagnostics collected
+ *           `before`, and every path still leading where it did (checked side by side) → backup
+ *           → host.applyChanges, given the bytes and real paths just checked (all or nothing; in
+ *           a virtual workspace, the file-system port, see virtualCommit.ts) → new versions
+ *           recorded (as the host saw them when it wrote) → diff shown (per toolbelt.showDiffs)
+ *           → new diagnostics collected
  *
  * Nothing is written when a plan is made, and no lock is held while the person decides; what is
  * committed is the plan the person was shown, or nothing.
@@ -44,19 +47,33 @@ export interface ChangePlan {
 	readonly disk: ReadonlyMap<string, FileVersion | null>;
 	/** Whether the commit waits for the language servers' new problems in the changed files. */
 	readonly diagnostics: boolean;
+	/** Line counts the planning already had (see ChangeOptions.lineCounts). */
+	readonly lineCounts?: readonly (LineCounts | undefined)[];
 }
 
 export interface ChangeOptions {
 	/** Default true; the plan tools say false: the plan file is not code, and a tick must feel instant. */
 	readonly diagnostics?: boolean;
+	/**
+	 * The display paths among the changes (sources and destinations) that are protected, when the
+	 * caller has just resolved every one of them for writing (apply_patch's staging, under the same
+	 * locks): they are not resolved again for the request. The commit resolves them all again.
+	 */
+	readonly protectedPaths?: readonly string[];
+	/**
+	 * One per change: its line counts when the caller had both sides' lines at hand, counted as
+	 * lineCounts counts them (apply_patch's staging, see countLineEdits); the others are counted at
+	 * the commit.
+	 */
+	readonly lineCounts?: readonly (LineCounts | undefined)[];
 }
 
 /** Checks a computed change set and builds its approval request; writes nothing. */
 export async function planChange(ctx: ChangeContext, title: string, changes: readonly FileChange[], options: ChangeOptions = {}): Promise<ChangePlan> {
 	throwIfAborted(ctx.signal, 'The change');
 	const disk = await checkNotStale(ctx, changes);
-	const request = { kind: 'files' as const, title, changes, protectedPaths: await protectedPathsOf(ctx, changes) };
-	return { title, changes, disk, request, diagnostics: options.diagnostics ?? true };
+	const request = { kind: 'files' as const, title, changes, protectedPaths: options.protectedPaths ? [...options.protectedPaths] : await protectedPathsOf(ctx, changes) };
+	return { title, changes, disk, request, diagnostics: options.diagnostics ?? true, lineCounts: options.lineCounts };
 }
 
 /**
@@ -83,8 +100,10 @@ export async function commitPlan(ctx: ChangeContext, plan: ChangePlan, confirmed
 	const { changes, title } = plan;
 	return withFileLocks(ctx.state, changes.flatMap(change => (change.movedTo ? [change.path, change.movedTo.path] : [change.path])), async () => {
 		throwIfAborted(ctx.signal, 'The change');
-		const onDisk = await checkStillAsShown(ctx, changes, plan.disk);
-		await checkStillApproved(ctx, changes, plan.request.protectedPaths);
+		// Both only look, so they run side by side; a stale file is reported first, as if in turn.
+		const [shown, approved] = await Promise.allSettled([checkStillAsShown(ctx, changes, plan.disk), checkStillApproved(ctx, changes, plan.request.protectedPaths)]);
+		const onDisk = settledValue(shown);
+		const realPaths = settledValue(approved);
 
 		const diagnosticsBefore = plan.diagnostics ? await snapshotDiagnostics(ctx, changes) : undefined;
 		const fileSystem = ctx.boundary.fileSystem;
@@ -92,14 +111,15 @@ export async function commitPlan(ctx: ChangeContext, plan: ChangePlan, confirmed
 			if (error instanceof BoundaryError) throw error;
 			throw new ToolError('io', `Could not back up the original files before changing them (${(error as Error).message}). Nothing was changed.`);
 		});
+		let written: WrittenVersions | undefined;
 		try {
-			await (fileSystem.local ? ctx.host.applyChanges(changes, ctx.signal, ctx.boundary) : applyThroughFileSystem(fileSystem, changes, ctx.signal));
+			written = await (fileSystem.local ? ctx.host.applyChanges(changes, ctx.signal, ctx.boundary, { onDisk, realPaths }) : applyThroughFileSystem(fileSystem, changes, ctx.signal)) ?? undefined;
 		} catch (error) {
 			if (error instanceof ToolError) throw error;
 			// Hosts report what they know as ToolErrors; for anything else, claim no revert that may not have happened.
 			throw new ToolError('io', `The change could not be applied: ${(error as Error)?.message ?? String(error)}. Some files may have changed: read them again before retrying, and tell the user if they differ from what you expect.`);
 		}
-		await recordVersions(ctx.state, changes, fileSystem);
+		await recordVersions(ctx.state, changes, fileSystem, written);
 		ctx.note({ filesTouched: changes.map(change => change.movedTo?.displayPath ?? change.displayPath), backupSet: set.id });
 
 		// The editor's diff views open files by disk path: a virtual file would show as missing.
@@ -113,11 +133,16 @@ export async function commitPlan(ctx: ChangeContext, plan: ChangePlan, confirmed
 			get diff() {
 				return unifiedDiffs(changes);
 			},
-			stats: changes.map(change => ({ path: change.movedTo?.displayPath ?? change.displayPath, ...lineCounts(change) })),
+			stats: changes.map((change, index) => ({ path: change.movedTo?.displayPath ?? change.displayPath, ...(plan.lineCounts?.[index] ?? lineCounts(change)) })),
 			backups: copies,
 			...(diagnostics ? { diagnostics } : {}),
 		};
 	});
+}
+
+function settledValue<T>(result: PromiseSettledResult<T>): T {
+	if (result.status === 'rejected') throw result.reason;
+	return result.value;
 }
 
 /**
@@ -126,21 +151,33 @@ export async function commitPlan(ctx: ChangeContext, plan: ChangePlan, confirmed
  * `.git/` is `.git/`.
  */
 async function protectedPathsOf(ctx: ChangeContext, changes: readonly FileChange[]): Promise<string[]> {
+	return protectedOf(await resolvePlaces(ctx, changes));
+}
+
+/** Every place a change set writes or removes (sources and destinations), resolved for writing. */
+async function resolvePlaces(ctx: ChangeContext, changes: readonly FileChange[]): Promise<{ place: Place; resolved: ResolvedPath }[]> {
 	const places = changes.flatMap(change => (change.movedTo ? [change, change.movedTo] : [change]));
-	const isProtected = await everyInOrder(places, async place => (await ctx.boundary.resolve(place.path, 'write')).isProtected);
-	return [...new Set(places.filter((_, index) => isProtected[index]).map(place => place.displayPath))];
+	const resolved = await everyInOrder(places, place => ctx.boundary.resolve(place.path, 'write'));
+	return places.map((place, index) => ({ place, resolved: resolved[index] }));
+}
+
+type Place = { readonly path: string; readonly displayPath: string };
+
+function protectedOf(places: readonly { place: Place; resolved: ResolvedPath }[]): string[] {
+	return [...new Set(places.filter(({ resolved }) => resolved.isProtected).map(({ place }) => place.displayPath))];
 }
 
 /**
  * Resolves every path again after approval: one that now leads outside is refused by the boundary,
  * and one that became protected meanwhile (a folder swapped for a link into `.git`) was not what the
- * person approved. The host's writes check again at the moment they happen (see atomic.ts).
+ * person approved. Returns the real paths found, where the writes go (atomic.ts checks each folder
+ * again when it opens it, and each write where it landed).
  */
-async function checkStillApproved(ctx: ChangeContext, changes: readonly FileChange[], approvedProtected: readonly string[]): Promise<void> {
-	const now = await protectedPathsOf(ctx, changes);
-	const added = now.filter(display => !approvedProtected.includes(display));
+async function checkStillApproved(ctx: ChangeContext, changes: readonly FileChange[], approvedProtected: readonly string[]): Promise<Map<string, string>> {
+	const places = await resolvePlaces(ctx, changes);
+	const added = protectedOf(places).filter(display => !approvedProtected.includes(display));
 	if (added.length) {
 		throw new ToolError('stale_write', `${added.join(', ')} became a protected path while waiting for confirmation (a folder or symlink on the way changed). Nothing was written. Check the path with list_dir, then make the change again.`);
 	}
+	return new Map(places.map(({ place, resolved }) => [place.path, resolved.real]));
 }
-

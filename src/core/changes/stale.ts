@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { ChangeContext, ChangeState, FileChange, FileVersion } from '../context';
+import type { ChangeContext, ChangeState, FileChange, FileVersion, WrittenVersions } from '../context';
 import { fromNodeError, ToolError } from '../results/errors';
 import { readHead, readWhole } from '../files/files';
 import { encodeText, hasBom } from '../text/text';
@@ -131,10 +131,17 @@ async function statOrNull(fileSystem: FileSystem, absolute: string): Promise<Fil
 	}
 }
 
-/** What this tool host wrote is what it knows: the next change to these files is not stale. */
-export async function recordVersions(state: ChangeState, changes: readonly FileChange[], fileSystem: FileSystem = nodeFileSystem): Promise<void> {
+/**
+ * What this tool host wrote is what it knows: the next change to these files is not stale.
+ * `written`: the versions the host saw right after writing (the others are asked of the disk).
+ */
+export async function recordVersions(state: ChangeState, changes: readonly FileChange[], fileSystem: FileSystem = nodeFileSystem, written?: WrittenVersions): Promise<void> {
 	// The stats are taken together; the versions are recorded in change order (a file may be moved, then written).
-	const versions = await everyInOrder(changes, change => (change.after === null ? Promise.resolve(null) : statOrNull(fileSystem, change.movedTo?.path ?? change.path)));
+	const versions = await everyInOrder(changes, change => {
+		if (change.after === null) return Promise.resolve(null);
+		const target = change.movedTo?.path ?? change.path;
+		return Promise.resolve(written?.get(target) ?? statOrNull(fileSystem, target));
+	});
 	for (const [index, change] of changes.entries()) {
 		const target = change.movedTo?.path ?? change.path;
 		if (change.movedTo) state.fileVersions.delete(change.path);
@@ -156,10 +163,13 @@ export interface CurrentFile {
 /**
  * Reads what a change is made on. Refuses folders and special files, and a file that changed on
  * disk since this tool host last read it (so an edit is never computed from text the model has
- * not seen).
+ * not seen). `first` sees the file's version before anything else does (a size limit).
  */
-export async function readCurrent(ctx: ChangeContext, absolute: string, displayPath: string): Promise<CurrentFile> {
-	const current = await readFileAsChanged(ctx, absolute, displayPath, stat => assertNotStale(ctx, absolute, displayPath, stat));
+export async function readCurrent(ctx: ChangeContext, absolute: string, displayPath: string, first?: (version: FileVersion) => void): Promise<CurrentFile> {
+	const current = await readFileAsChanged(ctx, absolute, displayPath, stat => {
+		first?.(stat);
+		assertNotStale(ctx, absolute, displayPath, stat);
+	});
 	// Same size and time stamp is not the same file: a rewrite within one tick of a coarse clock keeps both.
 	const known = ctx.state.fileVersions.get(absolute);
 	if (current.bytes && !current.fromEditor && known?.sha256 !== undefined && known.sha256 !== digest(current.bytes)) {

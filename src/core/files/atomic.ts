@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { type Boundary, realPathOf } from '../policy/boundary';
-import type { FileChange } from '../context';
+import type { CheckedFiles, FileChange, WrittenVersions } from '../context';
 import { BoundaryError, CancelledError, fromNodeError, ToolError } from '../results/errors';
 import { readWhole } from './files';
 import { byteParts, FileBytes } from './splicedBytes';
@@ -49,9 +49,12 @@ interface Place {
 	readonly display: string;
 }
 
-async function placeOf(target: string, display: string, boundary: Boundary | undefined, follow: boolean): Promise<Place> {
+/** `known`: real paths the caller resolved for writing just before (a write's own path, followed). */
+async function placeOf(target: string, display: string, boundary: Boundary | undefined, follow: boolean, known?: ReadonlyMap<string, string>): Promise<Place> {
 	const at = follow ? target : path.dirname(target);
-	const real = boundary ? (await boundary.resolve(at, 'write')).real : (await realPathOf(at, display)).real;
+	// What the folder really is is checked when it is opened (Folders.pin), whoever resolved the path.
+	const real = (follow ? known?.get(target) : undefined)
+		?? (boundary ? (await boundary.resolve(at, 'write')).real : (await realPathOf(at, display)).real);
 	return follow ? { folder: path.dirname(real), name: path.basename(real), display } : { folder: real, name: path.basename(target), display };
 }
 
@@ -130,6 +133,10 @@ interface Staged {
 	readonly ino: number;
 	/** Folders made for it (real paths, outermost first). */
 	readonly created: string[];
+	/** The regular file it replaces, as it was when staged (none: there was none). */
+	readonly replaced?: fs.Stats;
+	/** The target's version, seen where it landed after the rename (see landing). */
+	landed?: { mtimeMs: number; size: number };
 }
 
 interface StageOptions extends AtomicWriteOptions {
@@ -148,11 +155,12 @@ export function writeFileAtomic(target: string, bytes: Uint8Array, options: Atom
 }
 
 /** Runs a write in its own set of folders; on success, flushes them to disk. */
-async function withFolders(boundary: Boundary | undefined, work: (folders: Folders) => Promise<void>): Promise<void> {
+async function withFolders<T>(boundary: Boundary | undefined, work: (folders: Folders) => Promise<T>): Promise<T> {
 	const folders = new Folders(boundary);
 	try {
-		await work(folders);
+		const result = await work(folders);
 		await folders.sync();
+		return result;
 	} finally {
 		await folders.close();
 	}
@@ -192,7 +200,7 @@ async function stageWrite(folders: Folders, place: Place, bytes: FileBytes, opti
 		if (current) await keepOwnerAndMode(handle, stat, current);
 		await handle.sync();
 		await handle.close();
-		return { place, folder, temp, dev: stat.dev, ino: stat.ino, created };
+		return { place, folder, temp, dev: stat.dev, ino: stat.ino, created, replaced: current };
 	} catch (error) {
 		if (handle) {
 			await handle.close().catch(() => undefined);
@@ -243,7 +251,10 @@ async function landing(staged: Staged, boundary: Boundary | undefined, where: Pr
 	const landed = await fs.promises.lstat(target).catch(() => undefined);
 	if (landed === undefined || landed.dev !== staged.dev || landed.ino !== staged.ino) return 'lost';
 	const folder = await where;
-	if (folder !== undefined && isReachable(boundary, folder, staged.place.display)) return 'landed';
+	if (folder !== undefined && isReachable(boundary, folder, staged.place.display)) {
+		staged.landed = { mtimeMs: landed.mtimeMs, size: landed.size };
+		return 'landed';
+	}
 	await fs.promises.unlink(target).catch(() => undefined);
 	return 'removed';
 }
@@ -355,7 +366,7 @@ export interface CommitFaults {
 	beforeCommit?(change: FileChange, index: number): void;
 }
 
-export interface ApplyOptions extends CommitFaults {
+export interface ApplyOptions extends CommitFaults, CheckedFiles {
 	/** Where every write and removal must land (see AtomicWriteOptions.boundary). */
 	readonly boundary?: Boundary;
 }
@@ -371,19 +382,27 @@ const STAGING_CONCURRENCY = 8;
  * the moment some files are new and others not is short; where each write landed is checked after
  * (a move's at once). If a step or a check fails, or the signal fires, the files already committed
  * are put back, newest first. Each folder is flushed once at the end.
+ *
+ * What the flushes buy: a temp is flushed before its rename, so after a crash each file is its old
+ * bytes or its new ones, never a torn or empty file (a rename can reach the disk before data that
+ * was not flushed); the folders are flushed once each, after every rename, so the set is on disk
+ * when this returns. Given the bytes the caller just checked (`onDisk`) and the real paths it just
+ * resolved (`realPaths`), files are neither read nor resolved again: each folder and temp is
+ * checked where it is opened all the same.
  */
-export function applyChangesAtomically(changes: readonly FileChange[], signal?: AbortSignal, options: ApplyOptions = {}): Promise<void> {
+export function applyChangesAtomically(changes: readonly FileChange[], signal?: AbortSignal, options: ApplyOptions = {}): Promise<WrittenVersions> {
 	return withFolders(options.boundary, folders => applyIn(folders, changes, signal, options));
 }
 
-async function applyIn(folders: Folders, changes: readonly FileChange[], signal: AbortSignal | undefined, options: ApplyOptions): Promise<void> {
+/** Returns the versions of the files written, as their landing checks saw them (the change set's own). */
+async function applyIn(folders: Folders, changes: readonly FileChange[], signal: AbortSignal | undefined, options: ApplyOptions): Promise<WrittenVersions> {
 	const { boundary } = options;
 	const prepared: (Prepared | undefined)[] = new Array(changes.length);
 	try {
 		await forEachLimited(changes, STAGING_CONCURRENCY, async (change, index) => {
 			// describeFailure words a cancel of the set itself.
 			if (signal?.aborted) throw new CancelledError();
-			prepared[index] = await prepare(folders, change, changes.length > 1, boundary, signal);
+			prepared[index] = await prepare(folders, change, changes.length > 1, options, signal);
 		}).catch(async error => {
 			await Promise.all(prepared.map(item => item?.staged && removeTemp(item.staged)));
 			await folders.removeMade();
@@ -411,7 +430,7 @@ async function applyIn(folders: Folders, changes: readonly FileChange[], signal:
 	const landings = await landingsOf(committed, boundary);
 	const strays = committed.filter(item => landings.has(item) && landings.get(item) !== 'landed');
 	if (!failure && strays.length > 0) failure = { error: landedElsewhere(strays[0].change.displayPath), item: strays[0] };
-	if (!failure) return;
+	if (!failure) return new Map(ready.flatMap(({ change, staged }) => (staged?.landed ? [[change.movedTo?.path ?? change.path, staged.landed] as const] : [])));
 	const kept = committed.filter(item => !strays.includes(item));
 	// The temps not renamed (those renamed are gone from their names already).
 	await Promise.all(ready.map(item => item.staged && removeTemp(item.staged)));
@@ -442,20 +461,38 @@ function failedChange(error: unknown, changes: readonly FileChange[]): FileChang
 	return changes[index ?? 0];
 }
 
-async function prepare(folders: Folders, change: FileChange, remember: boolean, boundary: Boundary | undefined, signal?: AbortSignal): Promise<Prepared> {
+async function prepare(folders: Folders, change: FileChange, remember: boolean, options: ApplyOptions, signal?: AbortSignal): Promise<Prepared> {
+	const { boundary } = options;
 	const moves = isMove(change);
-	// The source's mode serves both the rollback and a moved file (which keeps its permissions).
-	const source = change.before === null
-		? { bytes: null }
-		: remember || change.movedTo ? await readOriginal(change.path, change.displayPath, boundary, remember) : {};
-	const originalMode = remember ? source.mode : undefined;
-	if (change.after === null) return { change, original: source.bytes, originalMode };
+	const known = change.before === null ? undefined : options.onDisk?.get(change.path);
+	const source = await sourceOf(change, remember, known, boundary);
+	if (change.after === null) return { change, original: remember ? originalOf(known, source) : undefined, originalMode: remember ? source.mode : undefined };
 	const display = change.movedTo?.displayPath ?? change.displayPath;
-	const place = await placeOf(change.movedTo?.path ?? change.path, display, boundary, true);
+	const place = await placeOf(change.movedTo?.path ?? change.path, display, boundary, true, options.realPaths);
 	const fresh = change.before === null || moves;
 	const mode = change.movedTo && source.mode !== undefined ? source.mode & 0o7777 : undefined;
 	const staged = await stageWrite(folders, place, change.after, { signal, boundary, createFolders: change.before === null || change.movedTo !== undefined, mustBeNew: fresh, mode });
-	return { change, staged, original: source.bytes, originalMode };
+	if (!remember) return { change, staged, original: undefined };
+	// A file written in place: the one the temp replaces tells whether it is still there, and its mode.
+	if (change.before !== null && !change.movedTo && source.bytes === undefined) return { change, staged, original: staged.replaced ? known : null, originalMode: staged.replaced?.mode };
+	return { change, staged, original: originalOf(known, source), originalMode: source.mode };
+}
+
+/**
+ * What is read of a change's source before it is staged: its bytes, for the rollback, unless the
+ * caller just read them (`known`); its mode where a move keeps it or a deletion is put back with
+ * it. A file written in place is not read at all when its bytes are known (see prepare).
+ */
+function sourceOf(change: FileChange, remember: boolean, known: Uint8Array | undefined, boundary: Boundary | undefined): Promise<{ bytes?: Uint8Array | null; mode?: number }> {
+	if (change.before === null) return Promise.resolve({ bytes: null });
+	const wantBytes = remember && known === undefined;
+	const wantMode = change.movedTo !== undefined || (remember && change.after === null);
+	return wantBytes || wantMode ? readOriginal(change.path, change.displayPath, boundary, wantBytes) : Promise.resolve({});
+}
+
+/** The bytes a rollback puts back: those read now, or the known ones unless the file is gone. */
+function originalOf(known: Uint8Array | undefined, source: { bytes?: Uint8Array | null }): Uint8Array | null | undefined {
+	return source.bytes === undefined ? known : source.bytes;
 }
 
 /** A file's bytes (when wanted, for the rollback) and mode, read through a checked descriptor; nothing when it is gone. */

@@ -28,6 +28,25 @@ export async function everyInOrder<T, R>(items: readonly T[], work: (item: T, in
 }
 
 /**
+ * A gate for tasks started at different times: at most `limit` run at once, the others wait their
+ * turn in the order they came. Each task's promise settles as the task does.
+ */
+export function concurrencyGate(limit = FILE_CONCURRENCY): <T>(task: () => Promise<T>) => Promise<T> {
+	let running = 0;
+	const waiting: (() => void)[] = [];
+	return async task => {
+		if (running >= limit) await new Promise<void>(resolve => waiting.push(resolve));
+		running++;
+		try {
+			return await task();
+		} finally {
+			running--;
+			waiting.shift()?.();
+		}
+	};
+}
+
+/**
  * Runs `work` on every item, at most `limit` at once, stopping as soon as one fails: its error
  * (tagged with `changeIndex`, the item's index) is thrown once the items under way have settled.
  */

@@ -3,8 +3,10 @@ import type { ResolvedPath } from '../policy/boundary';
 import type { FileChange, ToolContext } from '../context';
 import { BoundaryError, throwIfAborted, ToolError } from '../results/errors';
 import { readCurrent } from '../changes/stale';
+import { concurrencyGate } from '../files/inParallel';
 import { formatBytes } from '../results/truncate';
-import { decodeFileLines, encodeFileLines, newFileLines } from './fileLines';
+import { countLineEdits, LineCounts } from '../changes/diff';
+import { decodeFileLines, encodeFileLines, lineKeys, newFileLines } from './fileLines';
 import { applyHunks } from './hunks';
 import {
 	AddOperation, DeleteOperation, FileOperation, ParsedPatch, PatchApplyError, UpdateOperation,
@@ -36,6 +38,8 @@ export interface StagedPatch {
 	readonly protectedPaths: string[];
 	/** Files the patch names whose content it leaves as it was. */
 	readonly unchanged: string[];
+	/** One per change: its line counts when staging had both sides' lines at hand (see Slot.counted). */
+	readonly lineCounts: (LineCounts | undefined)[];
 }
 
 /** Files above this size are not patched (they would be held in memory several times). */
@@ -56,6 +60,11 @@ interface Slot {
 	movedFrom?: Slot;
 	/** Patch line of the operation that deleted or moved it away. */
 	goneAt?: { line: number; how: 'deleted' | 'moved' };
+	/**
+	 * The line counts from `before` to `after`, taken from the lines staging split and patched
+	 * anyway (the commit would decode and split both again): good while `current` is `after`.
+	 */
+	counted?: { after: Uint8Array; counts: LineCounts };
 }
 
 export async function stagePatch(patch: ParsedPatch, ctx: ToolContext): Promise<StagedPatch> {
@@ -106,12 +115,16 @@ type ReadResult = { before: Uint8Array | null; isDirectory: boolean };
 class Stager {
 	private readonly slots = new Map<string, Slot>();
 	private readonly notes: string[] = [];
-	/** Every existing file of the patch is read at once up front; operations then take their turn. */
+	/**
+	 * Every existing file of the patch is read up front, a few at a time (a patch of thousands of
+	 * files must not hold a descriptor for each); operations then take their turn.
+	 */
 	private readonly reads = new Map<string, Promise<Settled<ReadResult>>>();
 
 	constructor(private readonly ctx: ToolContext, private readonly resolutions: ReadonlyMap<string, Settled<ResolvedPath>>) {
+		const gate = concurrencyGate();
 		for (const resolution of resolutions.values()) {
-			if (resolution.ok && !this.reads.has(resolution.value.real)) this.reads.set(resolution.value.real, settle(this.read(resolution.value)));
+			if (resolution.ok && !this.reads.has(resolution.value.real)) this.reads.set(resolution.value.real, settle(gate(() => this.read(resolution.value))));
 		}
 	}
 
@@ -161,13 +174,14 @@ class Stager {
 		}
 		const current = this.existing(slot, operation.patchLine, 'update');
 		// A pure move takes the bytes as they are, so binary files can be moved too.
-		const patched = operation.hunks.length > 0
-			? applyHunks(decodeFileLines(current, slot.display), operation.hunks, slot.display)
-			: undefined;
+		const lines = operation.hunks.length > 0 ? decodeFileLines(current, slot.display) : undefined;
+		const patched = lines ? applyHunks(lines, operation.hunks, slot.display) : undefined;
 		this.notes.push(...patched?.notes ?? []);
 		const after = patched ? encodeFileLines(patched.file) : current;
 		const target = operation.moveTo === undefined ? slot : await this.slot(operation.moveTo, operation.patchLine);
 		if (target === slot) {
+			// A file's first change in the patch: its lines before are the file's own.
+			if (lines && patched && current === slot.before) slot.counted = { after, counts: countLineEdits(lineKeys(lines), lineKeys(patched.file)) };
 			slot.current = after;
 			return;
 		}
@@ -236,22 +250,28 @@ class Stager {
 	/**
 	 * What the patch is applied to: readCurrent gives the editor's unsaved text when there is one
 	 * and refuses a file changed since it was read. A folder becomes a slot that refuses every
-	 * operation with a patch-specific message, and big files are refused before they are read.
+	 * operation with a patch-specific message, and big files are refused before they are read
+	 * (one open per file: the opened file's own size is checked).
 	 */
 	private async read(resolved: ResolvedPath): Promise<ReadResult> {
-		const stat = await this.ctx.boundary.fileSystem.stat(resolved.absolute).catch(() => undefined);
-		if (stat?.isDirectory()) return { before: null, isDirectory: true };
-		if (stat?.isFile() && stat.size > MAX_PATCH_FILE_BYTES) {
-			throw new ToolError('too_large', `${resolved.display} is ${formatBytes(stat.size)}, over the ${formatBytes(MAX_PATCH_FILE_BYTES)} apply_patch handles. Nothing was changed; edit it with edit_file or a command instead.`);
+		try {
+			const current = await readCurrent(this.ctx, resolved.absolute, resolved.display, version => {
+				if (version.size > MAX_PATCH_FILE_BYTES) {
+					throw new ToolError('too_large', `${resolved.display} is ${formatBytes(version.size)}, over the ${formatBytes(MAX_PATCH_FILE_BYTES)} apply_patch handles. Nothing was changed; edit it with edit_file or a command instead.`);
+				}
+			});
+			return { before: current.bytes, isDirectory: false };
+		} catch (error) {
+			if (error instanceof ToolError && error.code === 'is_directory') return { before: null, isDirectory: true };
+			throw error;
 		}
-		const current = await readCurrent(this.ctx, resolved.absolute, resolved.display);
-		return { before: current.bytes, isDirectory: false };
 	}
 
 	finish(parseNotes: readonly string[]): StagedPatch {
 		const changes: FileChange[] = [];
 		const files: PatchFileSummary[] = [];
 		const unchanged: string[] = [];
+		const lineCounts: (LineCounts | undefined)[] = [];
 		const protectedPaths = new Set<string>();
 		// A move is one change when its source existed and its target did not; otherwise a delete and an add.
 		const moves = new Map<Slot, Slot>();
@@ -265,6 +285,7 @@ class Stager {
 			const target = moves.get(slot);
 			if (target) {
 				changes.push({ path: slot.path, displayPath: slot.display, before: slot.before, after: target.current, movedTo: { path: target.path, displayPath: target.display } });
+				lineCounts.push(undefined);
 				files.push({ status: 'moved', path: slot.display, movedTo: target.display });
 				if (slot.isProtected) protectedPaths.add(slot.display);
 				if (target.isProtected) protectedPaths.add(target.display);
@@ -275,11 +296,12 @@ class Stager {
 				continue;
 			}
 			changes.push({ path: slot.path, displayPath: slot.display, before: slot.before, after: slot.current });
+			lineCounts.push(slot.counted && slot.counted.after === slot.current ? slot.counted.counts : undefined);
 			const status: FileStatus = slot.before === null ? 'added' : slot.current === null ? 'deleted' : 'modified';
 			files.push({ status, path: slot.display });
 			if (slot.isProtected) protectedPaths.add(slot.display);
 		}
-		return { changes, files, notes: [...parseNotes, ...this.notes], protectedPaths: [...protectedPaths], unchanged };
+		return { changes, files, notes: [...parseNotes, ...this.notes], protectedPaths: [...protectedPaths], unchanged, lineCounts };
 	}
 }
 

@@ -58,6 +58,20 @@ export function encodeFileLines(file: FileLines): Uint8Array {
 	return encodeText(parts.join(''), file);
 }
 
+/**
+ * The lines of the file's bytes as line counts compare them (diff.ts linesOf: a CRLF line keeps
+ * its '\r', a last line without an ending is marked with '\n'). An empty last line without an
+ * ending (a patch can leave one) is no line in the bytes, so none here either.
+ */
+export function lineKeys(file: FileLines): string[] {
+	const keys = file.lines.map((line, index) => {
+		const ending = file.endings[index];
+		return ending === '\n' ? line : ending === '\r\n' ? `${line}\r` : `${line}\n`;
+	});
+	if (keys[keys.length - 1] === '\n') keys.pop();
+	return keys;
+}
+
 /** A new file from its lines: LF endings, no BOM. */
 export function newFileLines(lines: readonly string[], finalNewline: boolean): FileLines {
 	const endings = lines.map(() => '\n');

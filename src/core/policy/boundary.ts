@@ -254,7 +254,8 @@ export class Boundary {
 			const relative = relativeInside(place, absolute);
 			if (relative === undefined) continue;
 			inside = true;
-			if (this.protectedMatchers[index].some(matches => matches(toPosix(relative)))) return true;
+			const posix = toPosix(relative);
+			if (this.protectedMatchers[index].some(matches => matches(posix))) return true;
 		}
 		// Stryker disable next-line Regex: a drive letter, or slashes left after path.normalize, occur only on Windows.
 		const whole = toPosix(absolute).replace(/^([a-zA-Z]:)?\/+/, '');
@@ -348,7 +349,7 @@ export interface ProtectedGlob {
 export function protectedGlob(glob: string, caseInsensitive: boolean): ProtectedGlob {
 	const pattern = glob.replace(/\/+$/, '');
 	if (pattern === '') return { pattern, covers: () => false, matches: () => false, leadsTo: () => false, mayHold: () => false };
-	const matches = picomatch(pattern, { dot: true, nocase: caseInsensitive });
+	const matches = remembered(picomatch(pattern, { dot: true, nocase: caseInsensitive }));
 	const fold = (text: string) => (caseInsensitive ? text.toLowerCase() : text);
 	const base = fold(picomatch.scan(pattern).base);
 	const leadsTo = (relative: string) => {
@@ -367,6 +368,27 @@ export function protectedGlob(glob: string, caseInsensitive: boolean): Protected
 		matches,
 		leadsTo,
 		mayHold: relative => base === '' || leadsTo(relative) || fold(relative).startsWith(`${base}/`),
+	};
+}
+
+/** Paths whose answer one glob keeps (then it starts over): a bound on the memory, not on the walk. */
+const REMEMBERED_PATHS = 4096;
+
+/**
+ * A glob's answers kept by path: the boundary asks about every file of a patch several times (its
+ * path and real path, when staged and again when committed), and about the same folders above
+ * them for each; a picomatch call costs far more than a look-up, most of all in a fresh process.
+ */
+function remembered(test: (relative: string) => boolean): (relative: string) => boolean {
+	const known = new Map<string, boolean>();
+	return relative => {
+		let answer = known.get(relative);
+		if (answer === undefined) {
+			if (known.size >= REMEMBERED_PATHS) known.clear();
+			answer = test(relative);
+			known.set(relative, answer);
+		}
+		return answer;
 	};
 }
 

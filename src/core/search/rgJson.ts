@@ -4,7 +4,8 @@ import type { LineHandler, LongLineHandler } from './ripgrep';
  * rg's `--json` match, context and end messages, read within a fixed memory bound. A message holds
  * its line whole (and a match's text after it), so a minified bundle makes messages of many
  * megabytes: short ones are parsed whole; longer ones are read as they stream, keeping only the
- * path, the line number and offset, the first match's offset, the line's length and a few hundred bytes.
+ * path, the line's number and offset, the first match's offset, the line's length and a few
+ * hundred bytes.
  */
 
 /** A match or context line as rg reported it, reduced to what a window of it needs. */
@@ -29,9 +30,10 @@ export interface RgJsonEnd {
 export type RgJsonMessage = RgJsonLine | RgJsonEnd;
 
 /**
- * A short line whole (without its line ending), or a long one's; both with the line's length in
- * bytes (without its line ending), the long one with only some of its raw bytes: those from `from` on (the first match's text for a match, the
- * line's start otherwise), up to CAPTURE_BYTES of them (fewer only where the line ends).
+ * A line's length in raw bytes (without its line ending), and the line: a short one whole
+ * (without its ending), a long one as some of its raw bytes: those from `from` on (the first
+ * match's text for a match, the line's start otherwise), up to CAPTURE_BYTES of them (fewer only
+ * where the line or the match ends).
  */
 export type LineText =
 	| { readonly whole: string; readonly length: number }
@@ -163,7 +165,7 @@ class LongMessage implements LongLineHandler {
 	private line: StringBody | undefined;
 	private match: StringBody | undefined;
 
-	constructor(private readonly onLine: (line: RgJsonMessage) => boolean | void) {}
+	constructor(private readonly onMessage: (message: RgJsonMessage) => boolean | void) {}
 
 	start(head: Buffer): void {
 		const type = typeOf(head);
@@ -191,7 +193,7 @@ class LongMessage implements LongLineHandler {
 		const from = fromMatch ? matchStart : 0;
 		// Never past the line's end into its line ending.
 		const bytes = (fromMatch ? match : line).head().subarray(0, Math.max(0, length - from));
-		return this.onLine({ type: this.type, path: this.path, lineNumber: this.lineNumber, absoluteOffset: this.absoluteOffset, matchStart, text: { length, from, bytes } });
+		return this.onMessage({ type: this.type, path: this.path, lineNumber: this.lineNumber, absoluteOffset: this.absoluteOffset, matchStart, text: { length, from, bytes } });
 	}
 
 	/** Reads from `at` in the current phase; returns where the next phase starts. */

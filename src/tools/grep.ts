@@ -76,7 +76,7 @@ interface Collected {
 	/** False when the search stopped before the end: `matches` is a lower bound. */
 	readonly complete: boolean;
 	readonly warnings: string[];
-	/** Files rg stopped reading (or did not show) because they hold binary data. */
+	/** Files with matches that hold binary data: rg stopped reading them there, or their lines from there on are not shown. */
 	readonly binary: string[];
 	readonly pcre2: boolean;
 }

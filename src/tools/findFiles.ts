@@ -65,9 +65,9 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 			cwd: scope.cwd,
 			signal: ctx.signal,
 			confine: searchConfinement(ctx),
-			line: bytes => {
-				if (bytes.length === 0) return;
-				const relative = cleanRelative(bytes.toString('utf8'));
+			text: line => {
+				if (line.length === 0) return;
+				const relative = cleanRelative(line);
 				if (!includeHidden && isHiddenBelow(relative, scope.arg)) return;
 				keep.push({ order: scope.order, relative, cwd: scope.cwd });
 			},

@@ -4,9 +4,10 @@ import type { ToolContext } from '../core/context';
 import { ToolError } from '../core/results/errors';
 import { textResult, ToolResult } from '../core/results/result';
 import { formatBytes } from '../core/results/truncate';
+import { rgJsonHandler, RgJsonLine } from '../core/search/rgJson';
 import { cleanRelative, comparePaths, filterArgs, inputErrorOf, isHiddenBelow, RG_SAFE_FILE_BYTES, runRg, warningsOf } from '../core/search/ripgrep';
 import { formatCount } from '../core/results/truncate';
-import { fillWindows, FoundLine, GREP_LINE_CHARS, WindowSearch } from './grepWindows';
+import { Window, windowOf, windowPattern } from './grepWindows';
 import { globList, searchConfinement, SearchScope, searchScopes } from './searchScope';
 import { defineTool } from './tool';
 import { grepVirtual } from './virtual/search';
@@ -29,18 +30,10 @@ type Input = typeof schema.static;
 
 /**
  * Matching lines collected from an unsorted (parallel) search before switching to a sorted,
- * stoppable one. rg prints a line in at most its path and ~330 bytes here (longer lines as a
- * preview), so this bounds what a pattern matching everywhere wastes before the switch.
+ * stoppable one. A line is kept as its window of ~300 characters, so this bounds what a pattern
+ * matching everywhere wastes before the switch.
  */
 const COLLECT_MATCHES = 1_000;
-
-/**
- * How rg prints lines: `path NUL number : text` (`-` for context lines), no colours, no group
- * separators, a line longer than GREP_LINE_CHARS (with its ending) as a preview of its start.
- * Without --json or --column rg never looks for a line's second match, so a line with a million
- * matches costs what a line with one costs; windows of long lines come later (grepWindows).
- */
-const RECORD_ARGS = ['--no-heading', '--with-filename', '--null', '--line-number', '--color', 'never', '--no-context-separator', '--max-columns', String(GREP_LINE_CHARS + 2), '--max-columns-preview'];
 
 export const grepTool = defineTool({
 	name: 'grep',
@@ -60,8 +53,13 @@ export const grepTool = defineTool({
 	run,
 });
 
-interface Hit extends FoundLine {
+interface Hit {
+	readonly line: number;
 	readonly match: boolean;
+	/** The line as shown: whole, or its window when long. */
+	readonly window: Window;
+	/** Where the line ends in its file (before its line ending), in bytes. */
+	readonly end: number;
 }
 
 interface FileHits {
@@ -78,7 +76,7 @@ interface Collected {
 	/** False when the search stopped before the end: `matches` is a lower bound. */
 	readonly complete: boolean;
 	readonly warnings: string[];
-	/** Files rg stopped reading (or did not show) because they hold binary data. */
+	/** Files with matches that hold binary data: rg stopped reading them there, or their lines from there on are not shown. */
 	readonly binary: string[];
 	readonly pcre2: boolean;
 }
@@ -91,7 +89,7 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 	const context = input.context ?? 0;
 	const wanted = offset + limit + 1;
 	const args = [
-		...RECORD_ARGS,
+		'--json',
 		...filterArgs({
 			includeHidden: input.includeHidden ?? false,
 			includeIgnored: input.includeIgnored ?? false,
@@ -100,10 +98,9 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 			searchExcludes: ctx.settings.searchExcludes,
 		}),
 		input.ignoreCase ? '--ignore-case' : '--case-sensitive',
-		...(input.fixedStrings ? ['--fixed-strings'] : []),
 		...(context > 0 ? ['--context', String(context)] : []),
 	];
-	const options = { scopes, args, pattern: input.pattern, includeHidden: input.includeHidden ?? false, ctx };
+	const options = { scopes, args, pattern: input.pattern, fixedStrings: input.fixedStrings ?? false, windowed: true, includeHidden: input.includeHidden ?? false, ctx };
 	// Paging needs one order for every page. A parallel search finishes fastest but in no fixed order,
 	// so its results are sorted here; when there are too many to hold, a sorted (single-threaded)
 	// search runs instead and is stopped as soon as this page is full. Both orders are the same.
@@ -112,15 +109,6 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 	if (!collected.complete) collected = await collect({ ...options, sorted: true, stopAfter: wanted });
 	else collected.files.sort((a, b) => a.order - b.order || comparePaths(a.relative, b.relative));
 	const page = pageOf(collected.files, offset, limit, context);
-	await fillWindows(longLinesOf(page, context), {
-		pattern: input.pattern,
-		fixedStrings: input.fixedStrings ?? false,
-		ignoreCase: input.ignoreCase ?? false,
-		pcre2: collected.pcre2,
-		context,
-		signal: ctx.signal,
-		confine: searchConfinement(ctx),
-	});
 	ctx.note({ target: input.pattern });
 	return render(input, collected, page, offset, limit, ctx);
 }
@@ -129,13 +117,34 @@ interface CollectOptions {
 	readonly scopes: SearchScope[];
 	readonly args: string[];
 	readonly pattern: string;
+	readonly fixedStrings: boolean;
+	/**
+	 * The pattern goes to rg wrapped (windowPattern), so that a line's first match holds its window;
+	 * false: as given, when rg refused the wrapped one (its words then name the person's pattern).
+	 */
+	readonly windowed: boolean;
 	readonly includeHidden: boolean;
 	readonly sorted: boolean;
 	/** Stop once this many matching lines are in hand. */
 	readonly stopAfter: number;
 	readonly ctx: ToolContext;
+	/**
+	 * rg on one thread, printing as it reads. On several, rg holds each file's output whole until
+	 * the file is done, which a long matching line can take past its memory bound.
+	 */
+	readonly oneThread?: boolean;
 	/** Files larger than RG_SAFE_FILE_BYTES are skipped: a search before ran out of memory on a giant line. */
 	readonly skipLarge?: boolean;
+}
+
+/** The lines rg reported for the file it is printing, held until its end message says whether it is binary. */
+interface PendingFile {
+	/** As rg printed it. */
+	readonly path: string;
+	readonly relative: string;
+	/** A dot-file a glob let through: not shown. */
+	readonly hidden: boolean;
+	readonly hits: Hit[];
 }
 
 async function collect(options: CollectOptions, pcre2 = false): Promise<Collected> {
@@ -144,50 +153,75 @@ async function collect(options: CollectOptions, pcre2 = false): Promise<Collecte
 	const binary: string[] = [];
 	let matches = 0;
 	let complete = true;
+	const { regex, lead } = options.windowed ? windowPattern({ pattern: options.pattern, fixedStrings: options.fixedStrings, pcre2 }) : { regex: options.pattern, lead: 0 };
+	const patternArgs = [...(!options.windowed && options.fixedStrings ? ['--fixed-strings'] : []), '--regexp', regex];
 	for (const scope of options.scopes) {
 		const byPath = new Map<string, FileHits>();
+		let pending: PendingFile | undefined;
+		/** Adds the pending file's lines up to stopAfter matches; false once past it (the search is stopped). */
+		const flush = (binaryOffset?: number): boolean => {
+			const found = pending;
+			pending = undefined;
+			if (!found || found.hidden) return true;
+			let hits = found.hits;
+			if (binaryOffset !== undefined) {
+				if (hits.some(hit => hit.match)) binary.push(found.relative);
+				// Lines holding binary data, or after it, are not shown: rg reads a file named as path to its end.
+				hits = hits.filter(hit => hit.end <= binaryOffset);
+			}
+			for (const hit of hits) {
+				let file = byPath.get(found.relative);
+				if (!file) {
+					file = { order: scope.order, cwd: scope.cwd, relative: found.relative, hits: [], matches: 0 };
+					byPath.set(found.relative, file);
+					files.push(file);
+				}
+				if (hit.match && matches >= options.stopAfter) {
+					complete = false;
+					return false;
+				}
+				file.hits.push(hit);
+				if (hit.match) {
+					file.matches++;
+					matches++;
+				}
+			}
+			return true;
+		};
 		// A file with more matching lines than this call can use ends the search anyway, so rg may stop
 		// reading it there: in a parallel search it would otherwise hold a huge file's results whole.
 		const perFile = ['--max-count', String(options.stopAfter + 1)];
 		const sizeCap = options.skipLarge ? ['--max-filesize', String(RG_SAFE_FILE_BYTES)] : [];
-		const args = [...options.args, ...perFile, ...sizeCap, ...(options.sorted ? ['--sort', 'path'] : []), ...(pcre2 ? ['--pcre2'] : []), '--regexp', options.pattern, '--', scope.arg];
-		const records = new RecordReader();
+		const threads = options.sorted ? ['--sort', 'path'] : options.oneThread ? ['--threads', '1'] : [];
+		const args = [...options.args, ...perFile, ...sizeCap, ...threads, ...(pcre2 ? ['--pcre2'] : []), ...patternArgs, '--', scope.arg];
 		const result = await runRg(args, {
 			cwd: scope.cwd,
 			signal: options.ctx.signal,
 			confine: searchConfinement(options.ctx),
 			boundMemory: true,
-			line: bytes => {
-				const record = records.read(bytes);
-				if (!record) return;
-				if ('binary' in record) {
-					binary.push(cleanRelative(record.binary));
-					return;
+			// rg prints each file's messages together, ending with its end message.
+			...rgJsonHandler(message => {
+				if (message.type === 'end') return message.path === pending?.path ? flush(message.binaryOffset) : undefined;
+				if (pending && pending.path !== message.path && !flush()) return false;
+				if (!pending) {
+					const relative = cleanRelative(message.path);
+					pending = { path: message.path, relative, hidden: !options.includeHidden && !scope.isFile && isHiddenBelow(relative, scope.arg), hits: [] };
 				}
-				const relative = cleanRelative(record.path);
-				if (!options.includeHidden && !scope.isFile && isHiddenBelow(relative, scope.arg)) return;
-				let file = byPath.get(relative);
-				if (!file) {
-					file = { order: scope.order, cwd: scope.cwd, relative, hits: [], matches: 0 };
-					byPath.set(relative, file);
-					files.push(file);
-				}
-				if (record.match && matches >= options.stopAfter) {
-					complete = false;
-					return false;
-				}
-				file.hits.push(hitOf(record));
-				if (record.match) {
-					file.matches++;
-					matches++;
-				}
-			},
+				if (!pending.hidden) pending.hits.push(hitOf(message, lead));
+			}),
 		});
-		// Whatever was found before the abort is dropped: the search is made again, whole, without the big files.
-		if (result.outOfMemory && !options.skipLarge) return collect({ ...options, skipLarge: true }, pcre2);
+		if (result.outOfMemory) {
+			// Whatever was found before the abort is dropped: the search is made again, whole, on one
+			// thread (which holds no file's output), then without the big files.
+			if (!options.sorted && !options.oneThread) return collect({ ...options, oneThread: true }, pcre2);
+			if (!options.skipLarge) return collect({ ...options, skipLarge: true }, pcre2);
+		}
+		if (!result.stopped) flush();
 		if (result.code === 2 && !result.stopped) {
 			const bad = inputErrorOf(result.stderr);
 			if (bad && !pcre2 && /look-around|backreferences/.test(bad)) return collect(options, true);
+			// Said of the wrapped pattern, rg's words would show the wrapping: they come from the pattern as given.
+			if (bad && options.windowed && !/glob/.test(bad)) return collect({ ...options, windowed: false }, pcre2);
 			if (bad && matches === 0) throw new ToolError('invalid_input', `ripgrep refused the search:\n${bad}\nFix the ${/glob/.test(bad) ? 'glob' : 'pattern'} and try again${/glob/.test(bad) ? '' : ' (or set fixedStrings: true to search for the text literally)'}.`);
 			warnings.push(...warningsOf(result.stderr));
 		}
@@ -198,57 +232,8 @@ async function collect(options: CollectOptions, pcre2 = false): Promise<Collecte
 	return { files: files.filter(file => file.matches > 0), matches, complete, warnings, binary, pcre2 };
 }
 
-/** A line as rg printed it in the first pass. */
-interface RgRecord {
-	readonly path: string;
-	readonly line: number;
-	readonly match: boolean;
-	/** The line without its ending, or its preview; a view of rg's output, valid during the call. */
-	readonly text: Buffer;
-}
-
-/** Bytes of a preview kept for a line whose window is not found. */
-const PREVIEW_BYTES = GREP_LINE_CHARS + 8;
-
-function hitOf(record: RgRecord): Hit {
-	const { line, match, text } = record;
-	if (text.length <= GREP_LINE_CHARS) return { line, match, window: { text: text.toString('utf8'), cut: false } };
-	// rg prints whole only lines of up to GREP_LINE_CHARS + 2 bytes with their ending; a preview is longer.
-	return { line, match, preview: Buffer.from(text.subarray(0, PREVIEW_BYTES)), previewIsWhole: text.length <= GREP_LINE_CHARS + 2 };
-}
-
-const BINARY_NOTE = /^(.*): (?:WARNING: stopped searching binary file after match|binary file matches) \(found .* byte around offset \d+\)$/s;
-const NEWLINE = Buffer.from('\n');
-const MAX_PATH_BYTES = 64 * 1024;
-
-/**
- * Reads the first pass's lines. A path holding a newline reaches here in pieces (rg ends the line
- * there), which are joined up to the NUL; rg's notes about binary files have no NUL.
- */
-class RecordReader {
-	private pathStart: Buffer | undefined;
-
-	read(bytes: Buffer): RgRecord | { binary: string } | undefined {
-		const nul = bytes.indexOf(0);
-		if (nul === -1) {
-			const note = BINARY_NOTE.exec(bytes.toString('utf8'));
-			if (note) return { binary: note[1] };
-			this.pathStart = Buffer.concat([this.pathStart ?? Buffer.alloc(0), bytes, NEWLINE]);
-			// No path is that long: this is not one.
-			if (this.pathStart.length > MAX_PATH_BYTES) this.pathStart = undefined;
-			return undefined;
-		}
-		const path = this.pathStart ? Buffer.concat([this.pathStart, bytes.subarray(0, nul)]).toString('utf8') : bytes.toString('utf8', 0, nul);
-		this.pathStart = undefined;
-		let at = nul + 1;
-		let line = 0;
-		for (; at < bytes.length && bytes[at] >= 0x30 && bytes[at] <= 0x39; at++) line = line * 10 + bytes[at] - 0x30;
-		const separator = bytes[at];
-		if (at === nul + 1 || (separator !== 0x3a /* : */ && separator !== 0x2d /* - */)) return undefined;
-		// rg ends the line at its '\n'; a '\r' before it is part of a CRLF ending.
-		const end = bytes[bytes.length - 1] === 0x0d ? bytes.length - 1 : bytes.length;
-		return { path, line, match: separator === 0x3a, text: bytes.subarray(at + 1, Math.max(at + 1, end)) };
-	}
+function hitOf(message: RgJsonLine, lead: number): Hit {
+	return { line: message.lineNumber, match: message.type === 'match', window: windowOf(message, lead), end: message.absoluteOffset + message.text.length };
 }
 
 /** A page of results: per file, the matches from `offset` (at most `limit` in all) and the context lines near them. */
@@ -284,20 +269,6 @@ function pageOf(files: readonly FileHits[], offset: number, limit: number, conte
 	return page;
 }
 
-/** The long lines of a page, by file, with how many matching lines rg must read to reach them. */
-function longLinesOf(page: readonly PageFile[], context: number): WindowSearch[] {
-	const searches: WindowSearch[] = [];
-	for (const { file, hits } of page) {
-		const lines = hits.filter(hit => hit.window === undefined);
-		if (lines.length === 0) continue;
-		// A context line is within `context` lines of the match that showed it, perhaps after it.
-		const last = lines[lines.length - 1].line + context;
-		const matchesUpTo = file.hits.filter(hit => hit.match && hit.line <= last).length;
-		searches.push({ cwd: file.cwd, relative: file.relative, lines, matchesUpTo });
-	}
-	return searches;
-}
-
 function render(input: Input, collected: Collected, page: readonly PageFile[], offset: number, limit: number, ctx: ToolContext): ToolResult {
 	const budget = ctx.settings.limits.readBytes;
 	const out: string[] = [];
@@ -313,7 +284,7 @@ function render(input: Input, collected: Collected, page: readonly PageFile[], o
 		let full = false;
 		for (const hit of hits) {
 			const selected = hit.match && chosen.has(hit.line);
-			const window = hit.window!;
+			const window = hit.window;
 			if (previous !== undefined && hit.line > previous + 1) block.push('--');
 			const mark = selected ? ':' : '-';
 			const text = `${display}${mark}${hit.line}${mark}${window.text === '' ? '' : ` ${window.text}`}`;

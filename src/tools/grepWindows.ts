@@ -1,21 +1,25 @@
-import type { SandboxHostOptions } from '../core/sandbox/runtime';
-import { rgJsonHandler, RgJsonLine } from '../core/search/rgJson';
-import { cleanRelative, runRg } from '../core/search/ripgrep';
+import type { RgJsonLine } from '../core/search/rgJson';
 import { formatCount } from '../core/results/truncate';
 
 /**
  * How grep shows a line longer than GREP_LINE_CHARS: a window around its first match, with what
- * was cut before and after counted. The first pass prints such lines only as previews (it cannot
- * ask rg where a match is without rg finding every match of the line: a megabyte of `a` searched
- * for `a` is a million submatches). The windows come from a second pass over just the files that
- * need one, with the pattern wrapped so that each line has one match: up to WINDOW_LEAD bytes
- * before it, then the rest of the line. That one match says where the window starts.
+ * was cut before and after counted. rg cannot be asked for a line's first match alone (its --json
+ * lists every match: a megabyte of `a` searched for `a` is a million of them), so the search runs
+ * with the pattern wrapped: up to WINDOW_LEAD bytes, the pattern, then up to WINDOW_TAIL bytes.
+ * Each match then covers a window's worth of the line, so a line has at most one per ~300 bytes,
+ * and the first one starts where the window does. The reader of rg's output (core/search/rgJson)
+ * keeps only that match's first bytes of a long line, however long the line.
  */
 
 /** Lines longer than this are shown as a window around the match. */
 export const GREP_LINE_CHARS = 300;
 /** The part of a window before the match. */
 const WINDOW_LEAD = Math.floor(GREP_LINE_CHARS / 3);
+/**
+ * The part of a wrapped match after the pattern: with it a match's text holds a whole window (and
+ * the bytes of a character cut at either end) even when the pattern matched nothing at its start.
+ */
+const WINDOW_TAIL = GREP_LINE_CHARS + 4;
 
 /** A line as shown, and whether it was cut to a window. */
 export interface Window {
@@ -23,93 +27,27 @@ export interface Window {
 	readonly cut: boolean;
 }
 
-/** A line the first pass found: shown whole, or (when long) waiting for its window. */
-export interface FoundLine {
-	readonly line: number;
-	/** How it is shown: set at once for a short line, by `fillWindows` for a long one. */
-	window?: Window;
-	/** The start of a long line as the first pass printed it. */
-	readonly preview?: Buffer;
-	/** rg printed the long line whole (it is just over the limit), not as a preview. */
-	readonly previewIsWhole?: boolean;
-}
-
-export interface WindowSearch {
-	readonly cwd: string;
-	/** The file, relative to cwd, as the first pass printed it. */
-	readonly relative: string;
-	readonly lines: FoundLine[];
-	/** Matching lines of the file up to the last one needed (context included): where rg may stop. */
-	readonly matchesUpTo: number;
-}
-
-export interface WindowOptions {
-	readonly pattern: string;
-	readonly fixedStrings: boolean;
-	readonly ignoreCase: boolean;
-	readonly pcre2: boolean;
-	readonly context: number;
-	readonly signal: AbortSignal;
-	readonly confine?: SandboxHostOptions;
-}
-
 /**
- * Finds the window of every long line: one rg run per folder (single-threaded, so its output
- * streams rather than being held per file), stopped once every window is in hand. A line whose
- * window cannot be found (the file changed between the passes) is shown from its preview.
+ * The pattern wrapped so that a line's first match holds its window: up to WINDOW_LEAD bytes, the
+ * pattern, up to WINDOW_TAIL bytes. Leftmost-first matching starts it exactly WINDOW_LEAD bytes
+ * before the pattern's first match (or at the line's start); it matches the lines the pattern
+ * matches. PCRE2 has no byte class in UTF mode, so there it starts at the match.
  */
-export async function fillWindows(searches: readonly WindowSearch[], options: WindowOptions): Promise<void> {
-	const { regex, lead } = windowPattern(options);
-	const byCwd = new Map<string, WindowSearch[]>();
-	for (const search of searches) byCwd.set(search.cwd, [...(byCwd.get(search.cwd) ?? []), search]);
-	for (const [cwd, group] of byCwd) {
-		const wanted = new Map<string, FoundLine>();
-		for (const search of group) for (const line of search.lines) wanted.set(keyOf(search.relative, line.line), line);
-		const args = [
-			'--json', '--no-config', '--threads', '1',
-			options.ignoreCase ? '--ignore-case' : '--case-sensitive',
-			...(options.pcre2 ? ['--pcre2'] : []),
-			...(options.context > 0 ? ['--context', String(options.context)] : []),
-			'--max-count', String(Math.max(...group.map(search => search.matchesUpTo))),
-			'--regexp', regex, '--', ...group.map(search => search.relative),
-		];
-		await runRg(args, {
-			cwd,
-			signal: options.signal,
-			confine: options.confine,
-			...rgJsonHandler(message => {
-				const key = keyOf(cleanRelative(message.path), message.lineNumber);
-				const line = wanted.get(key);
-				if (!line) return;
-				line.window = windowOf(message, lead);
-				wanted.delete(key);
-				return wanted.size > 0;
-			}),
-		});
-	}
-	for (const search of searches) for (const line of search.lines) line.window ??= previewWindow(line.preview ?? Buffer.alloc(0), line.previewIsWhole ?? false);
-}
-
-function keyOf(relative: string, line: number): string {
-	return `${line}:${relative}`;
-}
-
-/**
- * The pattern with one match per line: up to WINDOW_LEAD bytes, the pattern, the rest of the line.
- * Leftmost-first matching starts it exactly WINDOW_LEAD bytes before the pattern's first match (or
- * at the line's start). PCRE2 has no byte class in UTF mode, so there it starts at the match.
- */
-export function windowPattern(options: Pick<WindowOptions, 'pattern' | 'fixedStrings' | 'pcre2'>): { regex: string; lead: number } {
+export function windowPattern(options: { readonly pattern: string; readonly fixedStrings: boolean; readonly pcre2: boolean }): { regex: string; lead: number } {
 	const body = options.fixedStrings ? escapeRegex(options.pattern) : options.pattern;
-	if (options.pcre2) return { regex: `(?:${body})[^\\n]*`, lead: 0 };
-	return { regex: `(?-u:[^\\n]){0,${WINDOW_LEAD}}(?:${body})(?-u:[^\\n])*`, lead: WINDOW_LEAD };
+	if (options.pcre2) return { regex: `(?:${body})[^\\n]{0,${WINDOW_TAIL}}`, lead: 0 };
+	return { regex: `(?-u:[^\\n]){0,${WINDOW_LEAD}}(?:${body})(?-u:[^\\n]){0,${WINDOW_TAIL}}`, lead: WINDOW_LEAD };
 }
 
 function escapeRegex(text: string): string {
 	return text.replace(/[\\.+*?()|[\]{}^$]/g, '\\$&');
 }
 
-function windowOf(message: RgJsonLine, lead: number): Window {
+/**
+ * How a line rg reported is shown: `lead` is how far before the pattern its first match starts
+ * (windowPattern's lead; 0 for the pattern as given).
+ */
+export function windowOf(message: RgJsonLine, lead: number): Window {
 	const { text, matchStart } = message;
 	if ('whole' in text) return displayLine(text.whole, matchStart ? matchStart + lead : 0);
 	return byteWindow(text.length, text.from, text.bytes);
@@ -153,13 +91,6 @@ function completeEnd(bytes: Buffer, from: number, to: number): number {
 	// Bytes that cannot start a character (invalid UTF-8) count as one.
 	const size = lead >= 0xf5 ? 1 : lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc2 ? 2 : 1;
 	return start + size <= to ? to : start;
-}
-
-/** The first pass's preview, when no window was found: the line's start, or the line when rg printed it whole. */
-function previewWindow(preview: Buffer, whole: boolean): Window {
-	if (whole) return displayLine(preview.toString('utf8'), 0);
-	const end = completeEnd(preview, 0, Math.min(GREP_LINE_CHARS, preview.length));
-	return { text: `${preview.toString('utf8', 0, end)} [line continues …]`, cut: true };
 }
 
 /**

@@ -3,7 +3,6 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { fillWindows, FoundLine } from '../../src/tools/grepWindows';
 import { makeHarness, makeTree } from './helpers';
 
 /**
@@ -217,13 +216,68 @@ describe('grep', () => {
 		}
 	});
 
+	it('windows a match at the very start or end of a long line, counted in bytes', async () => {
+		// Over 32 KB a line is read as it streams and windowed by its bytes; the window starts 100 bytes
+		// before the match, or at the line's start, and stops at the line's end.
+		const long = makeTree({ 'end.js': `${'x'.repeat(40_000)}needleyyyy\n`, 'start.js': `needle${'y'.repeat(40_000)}\n` });
+		try {
+			const lines = matchLines(await makeHarness(long.root).text('grep', { pattern: 'needle' }));
+			assert.deepEqual(lines, [
+				`end.js:1: [… 39,900 bytes] ${'x'.repeat(100)}needleyyyy`,
+				`start.js:1: needle${'y'.repeat(294)} [39,706 bytes …]`,
+			]);
+		} finally {
+			long.cleanup();
+		}
+	});
+
+	it('never splits a character at a window\'s edges, in a line windowed by bytes or by characters', async () => {
+		// By bytes (a line over 32 KB): the window would start in the second byte of 😀 and end in the
+		// middle of €; it starts after the one and ends before the other.
+		const bytes = `${'x'.repeat(40_000)}😀${'a'.repeat(97)}needle${'b'.repeat(196)}€${'c'.repeat(1000)}`;
+		// By characters (UTF-16 units): it would start in the second half of a 😀 and end in the first
+		// half of another; it takes both whole.
+		const chars = `${'😀'.repeat(600)}${'z'.repeat(99)}needle w${'😀'.repeat(600)}`.replace(' ', '');
+		const long = makeTree({ 'bytes.js': `${bytes}\n`, 'chars.js': `${chars}\n` });
+		try {
+			const lines = matchLines(await makeHarness(long.root).text('grep', { pattern: 'needle' }));
+			assert.deepEqual(lines, [
+				`bytes.js:1: [… 40,004 bytes] ${'a'.repeat(97)}needle${'b'.repeat(196)} [1,003 bytes …]`,
+				`chars.js:1: [… 1,198 chars] 😀${'z'.repeat(99)}needlew${'😀'.repeat(97)} [1,006 chars …]`,
+			]);
+			assert.equal(Buffer.byteLength(bytes), 41_306);
+		} finally {
+			long.cleanup();
+		}
+	});
+
+	it('reads long lines in the one search that finds them: a single rg run', async () => {
+		const long = makeTree({ 'min.js': `${'x'.repeat(100_000)}needle${'y'.repeat(100_000)}\n${'z'.repeat(50_000)}needle\n` });
+		// The module object itself (an import would be a copy), whose spawn runRg calls.
+		const childProcess = require('node:child_process') as { spawn: (...args: unknown[]) => unknown };
+		const started: unknown[] = [];
+		const spawn = childProcess.spawn;
+		childProcess.spawn = (...args: unknown[]) => {
+			started.push(args[0]);
+			return spawn(...args);
+		};
+		try {
+			const lines = matchLines(await makeHarness(long.root, { settings: { sandbox: { mode: 'off' } } }).text('grep', { pattern: 'needle' }));
+			assert.deepEqual(lines, [`min.js:1: [… 99,900 bytes] ${'x'.repeat(100)}needle${'y'.repeat(194)} [99,806 bytes …]`, `min.js:2: [… 49,900 bytes] ${'z'.repeat(100)}needle`]);
+			assert.equal(started.length, 1, started.join(', '));
+		} finally {
+			childProcess.spawn = spawn;
+			long.cleanup();
+		}
+	});
+
 	it('counts a line as trimmed only when it was, whatever its text says', async () => {
 		const odd = makeTree({ 'a.txt': '[… see above] needle\n', 'b.txt': `needle ${'x'.repeat(20_000)}\n` });
 		try {
 			const result = await makeHarness(odd.root).invoke('grep', { pattern: 'needle' });
 			const text = (result.content[0] as { text: string }).text;
 			assert.match(text, /a\.txt:1: \[… see above\] needle/);
-			assert.match(text, /b\.txt:1: needle x+ \[[\d,]+ bytes …\]/);
+			assert.match(text, /b\.txt:1: needle x+ \[19,707 chars …\]/);
 			assert.match(text, /\(1 long line was trimmed around the match; read_file shows them whole\)/);
 			assert.equal(result.metadata.truncated, true);
 		} finally {
@@ -360,21 +414,6 @@ describe('grep', () => {
 			}
 		});
 
-		it('shows a long line from its start when its window is not found (the file changed since the search)', async () => {
-			const changed = makeTree({ 'f.txt': 'no longer here\n' });
-			try {
-				const preview = Buffer.from(`${'é'.repeat(200)} [... omitted end of long line]`);
-				const lines: FoundLine[] = [{ line: 1, preview }, { line: 2, preview: Buffer.from(`${'-'.repeat(301)}`), previewIsWhole: true }];
-				await fillWindows([{ cwd: changed.root, relative: 'f.txt', lines, matchesUpTo: 2 }], { pattern: 'needle', fixedStrings: false, ignoreCase: false, pcre2: false, context: 0, signal: new AbortController().signal });
-				assert.deepEqual(lines.map(line => line.window), [
-					{ text: `${'é'.repeat(150)} [line continues …]`, cut: true },
-					{ text: `${'-'.repeat(300)} [1 chars …]`, cut: true },
-				]);
-			} finally {
-				changed.cleanup();
-			}
-		});
-
 		it('windows a long line that is not valid UTF-8 by its bytes', async () => {
 			const line = Buffer.concat([Buffer.from('\xff-'.repeat(20_000), 'latin1'), Buffer.from('needle'), Buffer.from('-\xfe'.repeat(20_000), 'latin1')]);
 			const long = makeTree({ 'f.bin.txt': Buffer.concat([line, Buffer.from('\n')]) });
@@ -433,6 +472,14 @@ describe('grep', () => {
 					server.close();
 				}
 			});
+		});
+
+		it('shows the text lines before binary data in a file named as path, none from there on, and names the file', async () => {
+			fs.writeFileSync(tree.file('mixed.dat'), Buffer.concat([Buffer.from('alpha one\nalpha two\nalpha \0 in binary\nalpha after\n')]));
+			const text = await makeHarness(tree.root).text('grep', { pattern: 'alpha', path: 'mixed.dat' });
+			assert.deepEqual(matchLines(text), ['mixed.dat:1: alpha one', 'mixed.dat:2: alpha two']);
+			assert.match(text, /^2 matching lines in 1 file/);
+			assert.match(text, /\(binary data in mixed\.dat: the search of these files stopped there/);
 		});
 
 		it('reports matches in a binary file named as path, without showing them', async () => {

@@ -1,8 +1,8 @@
 import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { CAPTURE_BYTES, rgJsonHandler, RgJsonLine } from '../../src/core/search/rgJson';
-import { LineHandler, LineSplitter, rgPath } from '../../src/core/search/ripgrep';
-import { windowPattern } from '../../src/tools/grepWindows';
+import { CAPTURE_BYTES, rgJsonHandler, RgJsonLine, RgJsonMessage } from '../../src/core/search/rgJson';
+import { LineHandler, LineSplitter, rgPath, TextLineSplitter } from '../../src/core/search/ripgrep';
+import { GREP_LINE_CHARS, windowPattern } from '../../src/tools/grepWindows';
 import { makeTree } from './helpers';
 
 /** Chunk sizes from a fixed seed: the same "random" cuts on every run. */
@@ -68,6 +68,43 @@ describe('LineSplitter', () => {
 	});
 });
 
+describe('TextLineSplitter', () => {
+	// Multi-byte characters (2, 3 and 4 bytes) that chunks of any size cut through.
+	const text = Buffer.from(`é/one\n\n${'€'.repeat(40)}\nx😀\nlast😀`);
+
+	function textFeed(splitter: TextLineSplitter, size: () => number): void {
+		for (let at = 0; at < text.length;) {
+			const n = size();
+			if (!splitter.push(text.subarray(at, at + n))) return;
+			at += n;
+		}
+		splitter.end();
+	}
+
+	it('hands over each line decoded whole, however the chunks cut its characters, and a last line without a newline', () => {
+		for (const max of [1, 2, 3, 7, 50, 1000]) {
+			const lines: string[] = [];
+			textFeed(new TextLineSplitter({ text: line => void lines.push(line) }, 1024), chunker(max, max));
+			assert.deepEqual(lines, ['é/one', '', '€'.repeat(40), 'x😀', 'last😀'], `chunks of up to ${max} bytes`);
+		}
+	});
+
+	it('cuts a line longer than its cap to the cap, and skips the rest of it', () => {
+		for (const max of [1, 5, 1000]) {
+			const lines: string[] = [];
+			textFeed(new TextLineSplitter({ text: line => void lines.push(line) }, 10), chunker(max, max));
+			assert.deepEqual(lines, ['é/one', '', '€'.repeat(10), 'x😀', 'last😀'], `chunks of up to ${max} bytes`);
+		}
+	});
+
+	it('stops when a handler returns false', () => {
+		const lines: string[] = [];
+		const splitter = new TextLineSplitter({ text: line => (lines.push(line), lines.length < 2) }, 1024);
+		assert.equal(splitter.push(text), false);
+		assert.deepEqual(lines, ['é/one', '']);
+	});
+});
+
 describe('rgJsonHandler', () => {
 	// Lines of every kind rg writes differently: escapes (quotes, backslashes, tabs, control
 	// characters), multi-byte text, invalid UTF-8 (base64), CRLF, and lines longer than what is kept.
@@ -83,36 +120,48 @@ describe('rgJsonHandler', () => {
 	const endings = ['\n', '\r\n', '\n', '\n', '\r\n', '\n', ''];
 	const file = Buffer.concat(lines.flatMap((line, i) => [line, Buffer.from(endings[i])]));
 
-	function messagesOf(output: Buffer, wholeBytes: number, sizes: () => number): RgJsonLine[] {
-		const messages: RgJsonLine[] = [];
+	function messagesOf(output: Buffer, wholeBytes: number, sizes: () => number): RgJsonMessage[] {
+		const messages: RgJsonMessage[] = [];
 		const handler = rgJsonHandler(message => void messages.push(message), wholeBytes);
 		feed(new LineSplitter(handler, handler.maxLineBytes), output, sizes);
 		return messages;
 	}
 
+	const linesOf = (messages: RgJsonMessage[]) => messages.filter((message): message is RgJsonLine => message.type !== 'end');
+
 	it('reads long messages as they stream: the same lines, lengths, offsets and bytes as a whole parse', () => {
 		const tree = makeTree({ 'f.txt': file });
 		try {
-			// As grep's second pass asks: one match per line, from up to 100 bytes before the pattern to the
-			// line's end (so its text holds the window; cut inside a character it comes as base64).
+			// As grep asks: the pattern wrapped so that a line's first match holds its window (up to 100
+			// bytes, the pattern, up to 304 bytes; cut inside a character its text comes as base64).
 			const { regex } = windowPattern({ pattern: 'needle', fixedStrings: false, pcre2: false });
 			const output = execFileSync(rgPath(), ['--json', '--no-config', '--context', '1', '--regexp', regex, '--', 'f.txt'], { cwd: tree.root });
-			const whole = messagesOf(output, 1 << 20, () => output.length);
+			const whole = linesOf(messagesOf(output, 1 << 20, () => output.length));
 			assert.deepEqual(whole.map(message => [message.type, message.lineNumber]), [['match', 1], ['match', 2], ['match', 3], ['context', 4], ['match', 5], ['context', 6], ['match', 7]]);
+			const starts = lines.map((_, i) => lines.slice(0, i).reduce((sum, line, j) => sum + line.length + endings[j].length, 0));
+			for (const message of whole) {
+				assert.equal(message.absoluteOffset, starts[message.lineNumber - 1]);
+				assert.equal(message.text.length, lines[message.lineNumber - 1].length, `line ${message.lineNumber}: its length in bytes without the line ending`);
+			}
 			for (const [seed, max] of [[1, 7], [2, 100], [3, 5000], [4, 70_000]]) {
-				const streamed = messagesOf(output, 64, chunker(seed, max));
+				const streamed = linesOf(messagesOf(output, 64, chunker(seed, max)));
 				assert.equal(streamed.length, whole.length);
 				for (const [i, message] of streamed.entries()) {
 					const raw = lines[message.lineNumber - 1];
 					assert.equal(message.path, 'f.txt');
 					assert.equal(message.type, whole[i].type);
 					assert.equal(message.lineNumber, whole[i].lineNumber);
+					assert.equal(message.absoluteOffset, whole[i].absoluteOffset);
 					assert.equal(message.matchStart, whole[i].matchStart);
 					assert.ok(!('whole' in message.text));
 					const { length, from, bytes } = message.text as { length: number; from: number; bytes: Buffer };
 					assert.equal(length, raw.length, `line ${message.lineNumber}: its length without the line ending`);
 					assert.equal(from, message.matchStart ?? 0);
-					assert.deepEqual(bytes, raw.subarray(from, from + CAPTURE_BYTES), `line ${message.lineNumber}: the bytes from ${from}`);
+					// A context line is kept from its start (CAPTURE_BYTES of it); a match from where the match
+					// starts, as much of it as the wrapped match holds: a window at least, or the rest of the line.
+					const wanted = message.type === 'context' ? Math.min(CAPTURE_BYTES, raw.length) : Math.min(GREP_LINE_CHARS + 4, raw.length - from);
+					assert.ok(bytes.length >= wanted && bytes.length <= CAPTURE_BYTES, `line ${message.lineNumber}: ${bytes.length} bytes kept`);
+					assert.deepEqual(bytes, raw.subarray(from, from + bytes.length), `line ${message.lineNumber}: the bytes from ${from}`);
 				}
 			}
 		} finally {
@@ -120,17 +169,39 @@ describe('rgJsonHandler', () => {
 		}
 	});
 
-	it('skips begin, end and summary messages and anything that is not rg\'s shape', () => {
+	it('holds a dense line\'s matches to one per window: a line of `a` searched for `a` prints about twice its length', () => {
+		const line = 'a'.repeat(300_000);
+		const tree = makeTree({ 'a.txt': `${line}\n` });
+		try {
+			const { regex } = windowPattern({ pattern: 'a', fixedStrings: false, pcre2: false });
+			const output = execFileSync(rgPath(), ['--json', '--no-config', '--regexp', regex, '--', 'a.txt'], { cwd: tree.root, maxBuffer: 64 << 20 });
+			// The pattern as given would list 300,000 submatches (~15 MB of JSON); wrapped, each match
+			// spans ~400 bytes, so there are ~750, and the message is the line plus their texts.
+			assert.ok(output.length < 2.5 * line.length, `${output.length} bytes of JSON`);
+			const [message] = linesOf(messagesOf(output, 1 << 20, () => output.length));
+			assert.equal(message.matchStart, 0);
+			assert.equal(message.text.length, line.length);
+		} finally {
+			tree.cleanup();
+		}
+	});
+
+	it('reports end messages with their binary offset; skips begin and summary messages and anything not rg\'s shape', () => {
 		const junk = Buffer.from([
 			'{"type":"begin","data":{"path":{"text":"f.txt"}}}',
 			`{"type":"match","data":{"path":{"text":"f.txt"},${' '.repeat(200)}`,
 			`{"type":"match","nonsense":"${'x'.repeat(300)}"}`,
 			'not json at all',
 			'{"type":"match","data":{"path":{"text":"f.txt"},"lines":{"text":"ok\\n"},"line_number":9,"absolute_offset":0,"submatches":[{"match":{"text":"ok"},"start":0,"end":2}]}}',
+			'{"type":"match","data":{"path":{"text":"f.txt"},"lines":{"text":"no offset\\n"},"line_number":10,"submatches":[]}}',
+			'{"type":"end","data":{"path":{"text":"f.txt"},"binary_offset":null,"stats":{"matches":1}}}',
+			'{"type":"end","data":{"path":{"bytes":"Yi5iaW4="},"binary_offset":12,"stats":{"matches":1}}}',
+			'{"type":"summary","data":{"elapsed_total":{"secs":0}}}',
 		].join('\n'));
-		for (const wholeBytes of [64, 1 << 20]) {
-			const messages = messagesOf(junk, wholeBytes, chunker(5, 50));
-			assert.deepEqual(messages.map(message => message.lineNumber), [9], `wholeBytes ${wholeBytes}`);
-		}
+		assert.deepEqual(messagesOf(junk, 1 << 20, chunker(5, 50)).map(message => message.type === 'end' ? ['end', message.path, message.binaryOffset] : [message.type, message.lineNumber]), [
+			['match', 9], ['end', 'f.txt', undefined], ['end', 'b.bin', 12],
+		]);
+		// Streamed, long messages of other shapes are skipped as well (an end message is never long).
+		assert.deepEqual(linesOf(messagesOf(junk, 64, chunker(5, 50))).map(message => message.lineNumber), [9]);
 	});
 });

@@ -732,7 +732,8 @@ describe('a search\'s sandbox, started without waiting for the probe', function 
 	/** A bwrap stand-in (a fresh path: probes are kept per path) that logs its calls and then does `body`. */
 	const fakeBwrap = (body: string) => {
 		const file = path.join(tools.root, `bwrap-${Math.random().toString(36).slice(2)}`);
-		fs.writeFileSync(file, `#!/bin/sh\necho "$*" >> ${tools.file('calls.log')}\n${body}\n`, { mode: 0o755 });
+		// printf, not echo: a shell's echo reads the `\n` in a search pattern as a line break.
+		fs.writeFileSync(file, `#!/bin/sh\nprintf '%s\\n' "$*" >> ${tools.file('calls.log')}\n${body}\n`, { mode: 0o755 });
 		return file;
 	};
 	const calls = () => (fs.existsSync(tools.file('calls.log')) ? fs.readFileSync(tools.file('calls.log'), 'utf8').trim().split('\n') : []);

@@ -87,10 +87,10 @@ export class Boundary {
 	private readonly places: readonly RootPlace[];
 	private readonly extras: readonly Place[];
 	private readonly privates: readonly Place[];
-	/** Per place, then per glob. */
-	private readonly protectedMatchers: readonly (readonly Matcher[])[];
+	/** Per place, then per glob; compiled when first asked (see protectedMatchers). */
+	private compiledMatchers: readonly (readonly Matcher[])[] | undefined;
 	/** For paths outside every folder: matched by their whole path, with the platform's case rule. */
-	private readonly outsideMatchers: readonly Matcher[];
+	private compiledOutsideMatchers: readonly Matcher[] | undefined;
 
 	/**
 	 * Takes the folders as they are configured; use `Boundary.create`, which finds their real paths
@@ -103,8 +103,19 @@ export class Boundary {
 		});
 		this.extras = absoluteExtras(options.additionalReadPaths).map((extra, index) => ({ path: extra, real: folders.realExtras?.[index] ?? extra }));
 		this.privates = absoluteExtras(options.privatePaths ?? []).map(folder => ({ path: folder, real: folder }));
-		this.protectedMatchers = this.places.map(place => options.protectedPaths.map(glob => protectedMatcher(glob, place.caseInsensitive)));
-		this.outsideMatchers = options.protectedPaths.map(glob => protectedMatcher(glob, PLATFORM_CASE_INSENSITIVE));
+	}
+
+	/**
+	 * The protected globs, compiled on the first check of a path: a call that never resolves one
+	 * (a search of the whole workspace) does not pay for compiling them, a good part of its first
+	 * call in a fresh process.
+	 */
+	private get protectedMatchers(): readonly (readonly Matcher[])[] {
+		return (this.compiledMatchers ??= this.places.map(place => this.options.protectedPaths.map(glob => protectedMatcher(glob, place.caseInsensitive))));
+	}
+
+	private get outsideMatchers(): readonly Matcher[] {
+		return (this.compiledOutsideMatchers ??= this.options.protectedPaths.map(glob => protectedMatcher(glob, PLATFORM_CASE_INSENSITIVE)));
 	}
 
 	/** Resolves the real paths of the folders once (a root may itself be a symlink) and how each matches case. */

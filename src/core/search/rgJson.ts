@@ -1,10 +1,11 @@
 import type { LineHandler, LongLineHandler } from './ripgrep';
 
 /**
- * rg's `--json` match and context messages, read within a fixed memory bound. A message holds
+ * rg's `--json` match, context and end messages, read within a fixed memory bound. A message holds
  * its line whole (and a match's text after it), so a minified bundle makes messages of many
  * megabytes: short ones are parsed whole; longer ones are read as they stream, keeping only the
- * path, the line number, the first match's offset, the line's length and a few hundred bytes.
+ * path, the line's number and offset, the first match's offset, the line's length and a few
+ * hundred bytes.
  */
 
 /** A match or context line as rg reported it, reduced to what a window of it needs. */
@@ -12,18 +13,30 @@ export interface RgJsonLine {
 	readonly type: 'match' | 'context';
 	readonly path: string;
 	readonly lineNumber: number;
+	/** Byte offset of the line in its file. */
+	readonly absoluteOffset: number;
 	/** Byte offset in the line of the first submatch (none for context lines). */
 	readonly matchStart?: number;
 	readonly text: LineText;
 }
 
+/** The end of a file's messages; `binaryOffset`: where rg found binary data (a NUL byte), if it did. */
+export interface RgJsonEnd {
+	readonly type: 'end';
+	readonly path: string;
+	readonly binaryOffset?: number;
+}
+
+export type RgJsonMessage = RgJsonLine | RgJsonEnd;
+
 /**
- * A short line whole (without its line ending), or a long one's length in bytes (without its line
- * ending) and some of its raw bytes: those from `from` on (the first match's text for a match, the
- * line's start otherwise), up to CAPTURE_BYTES of them (fewer only where the line ends).
+ * A line's length in raw bytes (without its line ending), and the line: a short one whole
+ * (without its ending), a long one as some of its raw bytes: those from `from` on (the first
+ * match's text for a match, the line's start otherwise), up to CAPTURE_BYTES of them (fewer only
+ * where the line or the match ends).
  */
 export type LineText =
-	| { readonly whole: string }
+	| { readonly whole: string; readonly length: number }
 	| { readonly length: number; readonly from: number; readonly bytes: Buffer };
 
 /** Raw bytes kept of a long line (a window is 300 bytes, plus a split character at either end). */
@@ -34,17 +47,18 @@ const WHOLE_MESSAGE_BYTES = 32 * 1024;
 const SMALL_PART_BYTES = 64 * 1024;
 
 /**
- * A LineHandler for runRg that hands `onLine` each match and context line of rg's --json output.
- * `wholeBytes`: messages up to this size are parsed whole (tests lower it to stream small ones).
+ * A LineHandler for runRg that hands `onMessage` each match, context and end message of rg's
+ * --json output. `wholeBytes`: messages up to this size are parsed whole (tests lower it to
+ * stream small ones). An end message is small (a path and counts), so it is always parsed whole.
  */
-export function rgJsonHandler(onLine: (line: RgJsonLine) => boolean | void, wholeBytes = WHOLE_MESSAGE_BYTES): LineHandler & { maxLineBytes: number } {
+export function rgJsonHandler(onMessage: (message: RgJsonMessage) => boolean | void, wholeBytes = WHOLE_MESSAGE_BYTES): LineHandler & { maxLineBytes: number } {
 	return {
 		maxLineBytes: wholeBytes,
 		line: bytes => {
-			const line = wholeMessage(bytes);
-			return line ? onLine(line) : undefined;
+			const message = wholeMessage(bytes);
+			return message ? onMessage(message) : undefined;
 		},
-		long: new LongMessage(onLine),
+		long: new LongMessage(onMessage),
 	};
 }
 
@@ -53,7 +67,15 @@ interface RgMessage {
 		path: RgText;
 		lines: RgText;
 		line_number: number;
+		absolute_offset: number;
 		submatches?: { start: number }[];
+	};
+}
+
+interface RgEndMessage {
+	data: {
+		path: RgText;
+		binary_offset: number | null;
 	};
 }
 
@@ -61,21 +83,32 @@ type RgText = { text: string } | { bytes: string };
 
 const MATCH_PREFIX = Buffer.from('{"type":"match"');
 const CONTEXT_PREFIX = Buffer.from('{"type":"context"');
+const END_PREFIX = Buffer.from('{"type":"end"');
 
 function typeOf(bytes: Buffer): RgJsonLine['type'] | undefined {
 	return startsWith(bytes, MATCH_PREFIX) ? 'match' : startsWith(bytes, CONTEXT_PREFIX) ? 'context' : undefined;
 }
 
-function wholeMessage(bytes: Buffer): RgJsonLine | undefined {
+function wholeMessage(bytes: Buffer): RgJsonMessage | undefined {
+	if (startsWith(bytes, END_PREFIX)) return endMessage(bytes);
 	const type = typeOf(bytes);
-	// begin/end/summary messages carry nothing shown: skip their parse.
+	// begin/summary messages carry nothing used: skip their parse.
 	if (!type) return undefined;
 	try {
 		const { data } = JSON.parse(bytes.toString('utf8')) as RgMessage;
-		if (typeof data.line_number !== 'number') return undefined;
-		return { type, path: textOf(data.path), lineNumber: data.line_number, matchStart: data.submatches?.[0]?.start, text: { whole: withoutLineEnd(textOf(data.lines)) } };
+		if (typeof data.line_number !== 'number' || typeof data.absolute_offset !== 'number') return undefined;
+		return { type, path: textOf(data.path), lineNumber: data.line_number, absoluteOffset: data.absolute_offset, matchStart: data.submatches?.[0]?.start, text: wholeLine(data.lines) };
 	} catch {
 		// Not rg's shape.
+		return undefined;
+	}
+}
+
+function endMessage(bytes: Buffer): RgJsonEnd | undefined {
+	try {
+		const { data } = JSON.parse(bytes.toString('utf8')) as RgEndMessage;
+		return { type: 'end', path: textOf(data.path), ...(typeof data.binary_offset === 'number' ? { binaryOffset: data.binary_offset } : {}) };
+	} catch {
 		return undefined;
 	}
 }
@@ -83,6 +116,17 @@ function wholeMessage(bytes: Buffer): RgJsonLine | undefined {
 /** rg gives text as UTF-8, or as base64 bytes when it is not valid UTF-8. */
 function textOf(value: RgText): string {
 	return 'text' in value ? value.text : Buffer.from(value.bytes, 'base64').toString('utf8');
+}
+
+/** A short line without its ending, and its length in raw bytes (base64 text decodes to other lengths). */
+function wholeLine(value: RgText): LineText {
+	if ('text' in value) {
+		const whole = withoutLineEnd(value.text);
+		return { whole, length: Buffer.byteLength(whole) };
+	}
+	const raw = Buffer.from(value.bytes, 'base64');
+	const end = raw.length > 0 && raw[raw.length - 1] === 0x0a ? raw.length - (raw.length > 1 && raw[raw.length - 2] === 0x0d ? 2 : 1) : raw.length;
+	return { whole: raw.toString('utf8', 0, end), length: end };
 }
 
 /** A regex anchored at the end would be tried at every position of a long line; this is O(1). */
@@ -116,11 +160,12 @@ class LongMessage implements LongLineHandler {
 	private part = Buffer.alloc(0);
 	private path = '';
 	private lineNumber = 0;
+	private absoluteOffset = 0;
 	private matchStart: number | undefined;
 	private line: StringBody | undefined;
 	private match: StringBody | undefined;
 
-	constructor(private readonly onLine: (line: RgJsonLine) => boolean | void) {}
+	constructor(private readonly onMessage: (message: RgJsonMessage) => boolean | void) {}
 
 	start(head: Buffer): void {
 		const type = typeOf(head);
@@ -148,7 +193,7 @@ class LongMessage implements LongLineHandler {
 		const from = fromMatch ? matchStart : 0;
 		// Never past the line's end into its line ending.
 		const bytes = (fromMatch ? match : line).head().subarray(0, Math.max(0, length - from));
-		return this.onLine({ type: this.type, path: this.path, lineNumber: this.lineNumber, matchStart, text: { length, from, bytes } });
+		return this.onMessage({ type: this.type, path: this.path, lineNumber: this.lineNumber, absoluteOffset: this.absoluteOffset, matchStart, text: { length, from, bytes } });
 	}
 
 	/** Reads from `at` in the current phase; returns where the next phase starts. */
@@ -170,7 +215,8 @@ class LongMessage implements LongLineHandler {
 			case 'middle':
 				return this.collect(piece, at, [SUBMATCHES_KEY], part => {
 					this.lineNumber = numberIn(part, 'line_number') ?? NaN;
-					return Number.isNaN(this.lineNumber) ? 'skip' : 'submatch';
+					this.absoluteOffset = numberIn(part, 'absolute_offset') ?? NaN;
+					return Number.isNaN(this.lineNumber) || Number.isNaN(this.absoluteOffset) ? 'skip' : 'submatch';
 				});
 			case 'submatch':
 				// `]` right away: no submatch (a context line).
@@ -271,8 +317,11 @@ class StringBody {
 
 	private feedText(piece: Buffer, at: number): number {
 		let i = at;
-		// Where the next quote and backslash are: searched again only once passed, so a line full of
-		// escapes costs its length, not its length times its escapes.
+		// Searched as a latin1 string (one character per byte): a string's indexOf has none of the
+		// checks a Buffer's makes on every call, which cost most of a line with an escape every few
+		// bytes (a source map's sources). Where the next quote and backslash are is searched again only
+		// once passed, so a line full of escapes costs its length, not its length times its escapes.
+		const text = piece.toString('latin1', 0, piece.length);
 		let quote = -2;
 		let slash = -2;
 		while (i < piece.length) {
@@ -280,8 +329,8 @@ class StringBody {
 				i = this.readEscape(piece, i);
 				continue;
 			}
-			if (quote !== -1 && quote < i) quote = piece.indexOf(0x22, i);
-			if (slash !== -1 && slash < i) slash = piece.indexOf(0x5c, i);
+			if (quote !== -1 && quote < i) quote = text.indexOf('"', i);
+			if (slash !== -1 && slash < i) slash = text.indexOf('\\', i);
 			const stop = slash !== -1 && (quote === -1 || slash < quote) ? slash : quote;
 			this.addRun(piece, i, stop === -1 ? piece.length : stop);
 			if (stop === -1) return -1;

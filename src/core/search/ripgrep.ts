@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { StringDecoder } from 'node:string_decoder';
 import { findOnPath } from '../commands/process';
 import { CancelledError, ToolError } from '../results/errors';
 import type { Program } from '../sandbox/bwrap';
@@ -137,7 +138,19 @@ export interface LongLineHandler {
 	end(): boolean | void;
 }
 
-export interface RgOptions extends LineHandler {
+/**
+ * What a caller does with rg's standard output read as text, one line (without its '\n') at a
+ * time: cheaper than bytes where the output is many short lines (file paths), decoded a chunk at
+ * a time instead of a line at a time. A line longer than `maxLineBytes` characters reaches it cut.
+ */
+export interface TextLineHandler {
+	/** Return false to stop rg (it is killed at once). */
+	text(line: string): boolean | void;
+}
+
+export type RgOptions = RgRunOptions & (LineHandler | TextLineHandler);
+
+interface RgRunOptions {
 	readonly cwd: string;
 	readonly signal?: AbortSignal;
 	/** Longest line held in memory (default 64 KB): what a line costs, whatever rg prints. */
@@ -209,7 +222,8 @@ function startRg(program: Program, options: RgOptions): Promise<RgRun & { sandbo
 	return new Promise((resolve, reject) => {
 		// stdin is /dev/null: with a pipe there, rg would search its standard input.
 		const child = spawn(program.file, [...program.args], { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-		const lines = new LineSplitter(options, options.maxLineBytes ?? MAX_LINE_BYTES);
+		const maxLineBytes = options.maxLineBytes ?? MAX_LINE_BYTES;
+		const lines = 'text' in options ? new TextLineSplitter(options, maxLineBytes) : new LineSplitter(options, maxLineBytes);
 		let stderr = '';
 		let printed = false;
 		let stopped = false;
@@ -323,6 +337,50 @@ export class LineSplitter {
 		this.pending = [];
 		this.pendingBytes = 0;
 		return line;
+	}
+}
+
+/**
+ * Cuts a byte stream into text lines for a TextLineHandler: each chunk is decoded whole (a
+ * character split between chunks is completed by the next), then split. A line is held up to
+ * `maxLineChars`; past that it is handed over cut when it ends, and the rest of it is skipped.
+ */
+export class TextLineSplitter {
+	private readonly decoder = new StringDecoder('utf8');
+	/** The start of a line that goes on in the next chunk. */
+	private rest = '';
+	/** The line is longer than the cap: its head, handed over when it ends. */
+	private cut: string | undefined;
+
+	constructor(private readonly handler: TextLineHandler, private readonly maxLineChars: number) {}
+
+	/** Feeds a chunk; false once the handler asked to stop. */
+	push(chunk: Buffer): boolean {
+		const text = this.decoder.write(chunk);
+		let start = 0;
+		for (let newline = text.indexOf('\n'); newline !== -1; newline = text.indexOf('\n', start)) {
+			const line = this.cut ?? (start === 0 ? this.rest + text.slice(0, newline) : text.slice(start, newline));
+			this.cut = undefined;
+			this.rest = '';
+			start = newline + 1;
+			if (this.handler.text(line.length > this.maxLineChars ? line.slice(0, this.maxLineChars) : line) === false) return false;
+		}
+		if (this.cut === undefined && start < text.length) {
+			this.rest = start === 0 ? this.rest + text : text.slice(start);
+			if (this.rest.length > this.maxLineChars) {
+				this.cut = this.rest.slice(0, this.maxLineChars);
+				this.rest = '';
+			}
+		}
+		return true;
+	}
+
+	/** The output ended: a last line without a newline still counts. */
+	end(): void {
+		const last = this.cut ?? this.rest + this.decoder.end();
+		this.cut = undefined;
+		this.rest = '';
+		if (last.length > 0) this.handler.text(last.slice(0, this.maxLineChars));
 	}
 }
 

@@ -35,9 +35,22 @@ function sleepers(marker: string): number[] {
 	});
 }
 
-/** The sandboxes' private temp folders now in the OS temp folder. */
-function privateTemps(): string[] {
-	return fs.readdirSync(os.tmpdir()).filter(name => name.startsWith('toolbelt-sandbox-'));
+/**
+ * The sandboxes' private temp folders that `work` leaves behind. The OS temp folder is one of the
+ * test's own meanwhile: other test runs on the machine make and remove theirs in the shared one.
+ */
+async function privateTempsLeftBy(work: () => Promise<void>): Promise<string[]> {
+	const saved = process.env.TMPDIR;
+	const own = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-temps-'));
+	process.env.TMPDIR = own;
+	try {
+		await work();
+		return fs.readdirSync(own).filter(name => name.startsWith('toolbelt-sandbox-'));
+	} finally {
+		if (saved === undefined) delete process.env.TMPDIR;
+		else process.env.TMPDIR = saved;
+		fs.rmSync(own, { recursive: true, force: true });
+	}
 }
 
 /** A loopback server on the host that counts the connections it gets. */
@@ -442,12 +455,13 @@ describe('sandboxed commands (bubblewrap)', function () {
 	});
 
 	it('can write inside the workspace and its private TMPDIR, which is gone after the call', async () => {
-		const before = privateTemps();
-		const result = await run('echo made > src/new.txt && echo "$TMPDIR" && echo t > "$TMPDIR/t" && cat "$TMPDIR/t" && touch /tmp/also');
-		assert.equal(result.metadata.exitCode, 0, resultText(result));
-		assert.match(resultText(result), /\/tmp\nt$/m);
+		const left = await privateTempsLeftBy(async () => {
+			const result = await run('echo made > src/new.txt && echo "$TMPDIR" && echo t > "$TMPDIR/t" && cat "$TMPDIR/t" && touch /tmp/also');
+			assert.equal(result.metadata.exitCode, 0, resultText(result));
+			assert.match(resultText(result), /\/tmp\nt$/m);
+		});
 		assert.equal(fs.readFileSync(tree.file('src/new.txt'), 'utf8'), 'made\n');
-		assert.deepEqual(privateTemps().filter(name => !before.includes(name)), []);
+		assert.deepEqual(left, []);
 	});
 
 	it('cannot read the deny list: ~/.ssh of the (fake) home and a toolbelt.sandbox.denyRead entry', async () => {
@@ -556,14 +570,15 @@ describe('sandboxed commands (bubblewrap)', function () {
 	});
 
 	it('a call cancelled while its sandbox is prepared starts nothing', async () => {
-		const before = privateTemps();
-		const controller = new AbortController();
-		controller.abort();
-		const result = await h.invoke('run_command', { command: 'touch ran' }, { signal: controller.signal });
-		assert.equal(result.error?.code, 'cancelled');
-		await new Promise(resolve => setTimeout(resolve, 500));
+		const left = await privateTempsLeftBy(async () => {
+			const controller = new AbortController();
+			controller.abort();
+			const result = await h.invoke('run_command', { command: 'touch ran' }, { signal: controller.signal });
+			assert.equal(result.error?.code, 'cancelled');
+			await new Promise(resolve => setTimeout(resolve, 500));
+		});
 		assert.equal(fs.existsSync(tree.file('ran')), false);
-		assert.deepEqual(privateTemps().filter(name => !before.includes(name)), []);
+		assert.deepEqual(left, []);
 	});
 
 	it('reports a program killed by a signal as such, although bwrap passes it on as 128+N', async () => {

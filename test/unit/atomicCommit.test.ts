@@ -354,6 +354,18 @@ describe('applyChangesAtomically: commit and rollback', () => {
 		}
 	});
 
+	it('a written file someone else wrote to before the set is done is left alone and named, not put back over their bytes', async () => {
+		await assert.rejects(
+			applyChangesAtomically([change('a.txt', 'a\n', 'A\n'), change('b.txt', 'b\n', 'B\n')], undefined, before(1, () => {
+				// The same file (inode) as ours, with more in it: the size tells it is no longer ours alone.
+				fs.appendFileSync(tree.file('a.txt'), 'theirs\n');
+			})),
+			(error: ToolError) => error.code === 'io' && /^Could not write a\.txt: a\.txt was not written where it was meant to go.* could not all be restored: a\.txt may hold the new content\./.test(error.message),
+		);
+		assert.equal(read('a.txt'), 'A\ntheirs\n');
+		assert.equal(read('b.txt'), 'b\n');
+	});
+
 	it('a written file replaced by someone else before the set is done is left alone and named, the rest put back', async () => {
 		await assert.rejects(
 			applyChangesAtomically([change('a.txt', 'a\n', 'A\n'), change('b.txt', 'b\n', 'B\n')], undefined, before(1, () => {

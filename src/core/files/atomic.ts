@@ -128,9 +128,13 @@ interface Staged {
 	readonly folder: PinnedFolder;
 	/** The temp's name, in the same folder. */
 	readonly temp: string;
-	/** The temp's identity: after the rename, the target must be this very file. */
+	/**
+	 * The temp's identity: after the rename, the target must be this very file. Its size too: a
+	 * file system may give a file made after ours was removed our inode number back.
+	 */
 	readonly dev: number;
 	readonly ino: number;
+	readonly size: number;
 	/** Folders made for it (real paths, outermost first). */
 	readonly created: string[];
 	/** The regular file it replaces, as it was when staged (none: there was none). */
@@ -200,7 +204,7 @@ async function stageWrite(folders: Folders, place: Place, bytes: FileBytes, opti
 		if (current) await keepOwnerAndMode(handle, stat, current);
 		await handle.sync();
 		await handle.close();
-		return { place, folder, temp, dev: stat.dev, ino: stat.ino, created, replaced: current };
+		return { place, folder, temp, dev: stat.dev, ino: stat.ino, size: bytes.byteLength, created, replaced: current };
 	} catch (error) {
 		if (handle) {
 			await handle.close().catch(() => undefined);
@@ -249,7 +253,7 @@ function renameStaged(staged: Staged): Promise<void> {
 async function landing(staged: Staged, boundary: Boundary | undefined, where: Promise<string | undefined>): Promise<'landed' | 'removed' | 'lost'> {
 	const target = staged.folder.entry(staged.place.name);
 	const landed = await fs.promises.lstat(target).catch(() => undefined);
-	if (landed === undefined || landed.dev !== staged.dev || landed.ino !== staged.ino) return 'lost';
+	if (landed === undefined || landed.dev !== staged.dev || landed.ino !== staged.ino || landed.size !== staged.size) return 'lost';
 	const folder = await where;
 	if (folder !== undefined && isReachable(boundary, folder, staged.place.display)) {
 		staged.landed = { mtimeMs: landed.mtimeMs, size: landed.size };

@@ -39,7 +39,11 @@ async function foldersRead<T>(root: string, run: () => Promise<T>, refuse?: (rel
 	}
 }
 
-/** Past the file system's clock tick, so that a change gets new stamps. */
+/**
+ * Past the file system's clock tick, so that a change gets new stamps; and past the millisecond of
+ * a tree just made, whose listing a cache with no settling time would otherwise not keep (a
+ * listing read in the same millisecond as the folder's last change is not settled).
+ */
 const nextTick = () => new Promise(resolve => setTimeout(resolve, 50));
 
 describe('the command policy in detail', () => {
@@ -196,6 +200,7 @@ describe('protected-path walks in detail', () => {
 
 	it('lists again only the folders whose entries changed since the walk before', async () => {
 		const cache = new ProtectedScanCache(0);
+		await nextTick();
 		const first = await foldersRead(tree.root, () => walk(cache));
 		assert.deepEqual(first.read, listed);
 		const unchanged = await foldersRead(tree.root, () => walk(cache));
@@ -209,6 +214,9 @@ describe('protected-path walks in detail', () => {
 	});
 
 	it('lists a folder again while it has not been unchanged for the settling time', async () => {
+		const state = { dev: 1, ino: 2, mtimeMs: 5_000, ctimeMs: 4_000 };
+		assert.equal(new ProtectedScanCache(1_000).settled(state, 6_000), true, 'exactly the settling time after its last change');
+		assert.equal(new ProtectedScanCache(1_000).settled(state, 5_999), false);
 		const cache = new ProtectedScanCache();
 		await walk(cache);
 		const again = await foldersRead(tree.root, () => walk(cache));
@@ -226,6 +234,7 @@ describe('protected-path walks in detail', () => {
 
 	it('keeps what no walk for other globs saw, when walks for two sets of globs overlap', async () => {
 		const cache = new ProtectedScanCache(0);
+		await nextTick();
 		// The walk for the deeper globs ends last; what it saw must not be reused for the others.
 		await Promise.all([walk(cache), walk(cache, ['.vscode/*.json'])]);
 		assert.deepEqual(relative(await walk(cache, ['.vscode/*.json'])), ['.vscode/settings.json']);

@@ -791,6 +791,44 @@ describe('a search\'s sandbox, started without waiting for the probe', function 
 	});
 });
 
+describe('a sandbox check that gives no answer in time (a busy machine)', function () {
+	this.timeout(20_000);
+	let tree: ReturnType<typeof makeTree>;
+	let tools: ReturnType<typeof makeTree>;
+	beforeEach(async function () {
+		if (process.platform !== 'linux' || !(await sandboxAvailability()).ok) this.skip();
+		tree = makeTree({ 'a.txt': 'a\n' });
+		tools = makeTree();
+	});
+	afterEach(() => {
+		tree?.cleanup();
+		tools?.cleanup();
+	});
+
+	it('runs nothing, never unconfined, and asks again on the next call', async () => {
+		// bubblewrap that hangs on its first call only (the probe), then works.
+		const bwrap = path.join(tools.root, 'bwrap');
+		fs.writeFileSync(bwrap, `#!/bin/sh\nif [ ! -e ${tools.file('hung')} ]; then : > ${tools.file('hung')}; exec sleep 30; fi\nexec bwrap "$@"\n`, { mode: 0o755 });
+		const h = makeHarness(tree.root, { sandbox: { bwrapPath: bwrap, probeTimeoutMs: 300 } });
+		const first = await h.invoke('run_command', { command: 'touch ran' });
+		assert.equal(first.error?.code, 'sandbox_unavailable', resultText(first));
+		assert.match(first.error!.message, /the check that bubblewrap works gave no answer within 0\.3 s \(the machine may be busy\)\. Nothing was run\. Try again in a moment/);
+		assert.equal(fs.existsSync(tree.file('ran')), false);
+		assert.equal(h.asked.length, 0);
+		const second = await h.invoke('run_command', { command: 'touch ran && echo "$$"' });
+		assert.equal(second.error, undefined, resultText(second));
+		assert.equal(second.metadata.sandbox, 'bwrap');
+		assert.equal(fs.existsSync(tree.file('ran')), true);
+	});
+
+	it('a call that asked to run outside the sandbox is not held up by it', async () => {
+		const bwrap = path.join(tools.root, 'bwrap');
+		fs.writeFileSync(bwrap, '#!/bin/sh\nexec sleep 30\n', { mode: 0o755 });
+		const decision = await decideSandbox({ mode: 'auto', network: 'off', denyRead: [] }, { bwrapPath: bwrap, probeTimeoutMs: 300 }, true);
+		assert.deepEqual(decision, { kind: 'none', why: 'escalated', detail: 'the call asked to run outside the sandbox (sandbox: false)' });
+	});
+});
+
 describe('what the sandbox blocked, read from the output', () => {
 	const sandbox = async (network = false) => openSandbox({ kind: 'bwrap', runtime: { kind: 'bwrap', bwrap: '/usr/bin/bwrap' } }, {
 		roots: [os.tmpdir()], protectedPaths: [], denyRead: [], network,

@@ -41,6 +41,8 @@ export interface SandboxHostOptions {
 	readonly storageRoot?: string;
 	/** Told once per host when commands cannot be sandboxed here (VS Code: the Toolbelt log). */
 	warn?(message: string): void;
+	/** How long the probe may take before it is no answer (default 5 s); tests shorten it. */
+	readonly probeTimeoutMs?: number;
 }
 
 type Runtime =
@@ -49,8 +51,12 @@ type Runtime =
 
 type Availability =
 	| { readonly ok: true; readonly runtime: Runtime }
-	/** `fix`: what gets this host a sandbox, when anything does. */
-	| { readonly ok: false; readonly reason: string; readonly fix?: string; readonly unsupported?: boolean };
+	/**
+	 * `fix`: what gets this host a sandbox, when anything does. `unanswered`: the probe did not end
+	 * in time (a busy machine), which says nothing either way: it is asked again next time, and
+	 * meanwhile nothing runs, never unconfined.
+	 */
+	| { readonly ok: false; readonly reason: string; readonly fix?: string; readonly unsupported?: boolean; readonly unanswered?: boolean };
 
 /** How a command will run, decided before the person is asked (the request says which). */
 export type SandboxDecision =
@@ -108,8 +114,9 @@ export function sandboxAvailability(host: SandboxHostOptions = {}): Promise<Avai
 	const { platform, bwrap, key } = hostTools(host);
 	let probe = probes.get(key);
 	if (!probe) {
-		probe = probeRuntime(platform, bwrap).then(availability => {
-			answered.set(key, availability);
+		probe = probeRuntime(platform, bwrap, host.probeTimeoutMs ?? PROBE_MS).then(availability => {
+			if (availability.ok === false && availability.unanswered) probes.delete(key);
+			else answered.set(key, availability);
 			return availability;
 		});
 		probes.set(key, probe);
@@ -117,27 +124,30 @@ export function sandboxAvailability(host: SandboxHostOptions = {}): Promise<Avai
 	return probe;
 }
 
-async function probeRuntime(platform: NodeJS.Platform, bwrap: string): Promise<Availability> {
-	if (platform === 'linux') return probeBwrap(bwrap);
+async function probeRuntime(platform: NodeJS.Platform, bwrap: string, timeoutMs: number): Promise<Availability> {
+	if (platform === 'linux') return probeBwrap(bwrap, timeoutMs);
 	if (platform === 'darwin') {
-		const result = await runBriefly({ file: SANDBOX_EXEC, args: ['-p', '(version 1)(allow default)', '/usr/bin/true'] });
+		const result = await runBriefly({ file: SANDBOX_EXEC, args: ['-p', '(version 1)(allow default)', '/usr/bin/true'] }, timeoutMs);
 		if (result.ok) return { ok: true, runtime: { kind: 'sandbox-exec', sandboxExec: SANDBOX_EXEC } };
+		if (result.timedOut) return unanswered('sandbox-exec', timeoutMs);
 		return { ok: false, reason: `sandbox-exec does not work here (${result.problem})` };
 	}
 	const name = platform === 'win32' ? 'Windows' : platform;
 	return { ok: false, unsupported: true, reason: `${name} has no sandbox Toolbelt can use` };
 }
 
-async function probeBwrap(bwrap: string): Promise<Availability> {
+async function probeBwrap(bwrap: string, timeoutMs: number): Promise<Availability> {
 	if (!fs.existsSync(bwrap)) return { ok: false, reason: `bubblewrap (${bwrap}) is not installed`, fix: INSTALL_BWRAP };
 	const trial: SandboxPolicy = { base: 'host', mounts: [], network: false };
 	const env = findOnPath('env', process.env);
 	if (env) {
-		const shielded = await runBriefly(bwrapProgram({ bwrap, env }, trial, '/', { file: 'true', args: [] }));
+		const shielded = await runBriefly(bwrapProgram({ bwrap, env }, trial, '/', { file: 'true', args: [] }), timeoutMs);
 		if (shielded.ok) return { ok: true, runtime: { kind: 'bwrap', bwrap, env } };
+		if (shielded.timedOut) return unanswered('bubblewrap', timeoutMs);
 	}
-	const plain = await runBriefly(bwrapProgram({ bwrap }, trial, '/', { file: 'true', args: [] }));
+	const plain = await runBriefly(bwrapProgram({ bwrap }, trial, '/', { file: 'true', args: [] }), timeoutMs);
 	if (plain.ok) return { ok: true, runtime: { kind: 'bwrap', bwrap } };
+	if (plain.timedOut) return unanswered('bubblewrap', timeoutMs);
 	return {
 		ok: false,
 		reason: `bubblewrap cannot create its namespaces here (${plain.problem})`,
@@ -145,13 +155,27 @@ async function probeBwrap(bwrap: string): Promise<Availability> {
 	};
 }
 
-/** Runs a probe with a deadline; `problem` is the first line it complained with. */
-function runBriefly(program: Program): Promise<{ ok: boolean; problem: string }> {
+function unanswered(what: string, timeoutMs: number): Availability {
+	return { ok: false, unanswered: true, reason: `the check that ${what} works gave no answer within ${formatSeconds(timeoutMs)} (the machine may be busy)` };
+}
+
+function formatSeconds(ms: number): string {
+	return `${Number((ms / 1000).toFixed(1))} s`;
+}
+
+/**
+ * Runs a probe with a deadline; `problem` is the first line it complained with. At the deadline it
+ * is killed and answers at once (timedOut), not when whatever it left holding its pipe ends.
+ */
+function runBriefly(program: Program, timeoutMs: number): Promise<{ ok: boolean; problem: string; timedOut?: boolean }> {
 	return new Promise(resolve => {
 		const child = spawn(program.file, program.args, { stdio: ['ignore', 'ignore', 'pipe'] });
 		let stderr = '';
 		child.stderr!.on('data', (chunk: Buffer) => { if (stderr.length < 4096) stderr += chunk.toString('utf8'); });
-		const timer = setTimeout(() => child.kill('SIGKILL'), PROBE_MS);
+		const timer = setTimeout(() => {
+			child.kill('SIGKILL');
+			resolve({ ok: false, problem: 'no answer in time', timedOut: true });
+		}, timeoutMs);
 		child.once('error', error => {
 			clearTimeout(timer);
 			resolve({ ok: false, problem: error.message });
@@ -164,6 +188,8 @@ function runBriefly(program: Program): Promise<{ ok: boolean; problem: string }>
 	});
 }
 
+const ESCALATED: SandboxDecision = { kind: 'none', why: 'escalated', detail: 'the call asked to run outside the sandbox (sandbox: false)' };
+
 /**
  * Decides how a command runs. `escalate`: the call asked to run outside (sandbox: false). Throws
  * when the mode is `required` and this host has no sandbox, saying what to install.
@@ -172,6 +198,10 @@ export async function decideSandbox(settings: SandboxSettings, host: SandboxHost
 	if (settings.mode === 'off') return { kind: 'none', why: 'off', detail: 'toolbelt.sandbox.mode is "off"' };
 	const available = await sandboxAvailability(host);
 	if (!available.ok) {
+		if (available.unanswered) {
+			if (escalate) return ESCALATED;
+			throw new ToolError('sandbox_unavailable', `A command runs in the sandbox where one works, but ${available.reason}. Nothing was run. Try again in a moment: the check runs again.`);
+		}
 		if (settings.mode === 'required') {
 			const fix = available.fix ? `${available.fix}, or to ` : '';
 			throw new ToolError('sandbox_unavailable', `Commands must run in a sandbox here (toolbelt.sandbox.mode is "required"), but ${available.reason}. Nothing was run. Tell the user to ${fix}set toolbelt.sandbox.mode to "auto" (commands then run without one).`);
@@ -182,7 +212,7 @@ export async function decideSandbox(settings: SandboxSettings, host: SandboxHost
 		}
 		return { kind: 'none', why: available.unsupported ? 'unsupported' : 'unavailable', detail: available.reason };
 	}
-	if (escalate) return { kind: 'none', why: 'escalated', detail: 'the call asked to run outside the sandbox (sandbox: false)' };
+	if (escalate) return ESCALATED;
 	return { kind: available.runtime.kind, runtime: available.runtime };
 }
 
@@ -277,7 +307,7 @@ export function sandboxFailedToStart(stderr: string): boolean {
  */
 export async function searchSandboxFailed(stderr: string, host: SandboxHostOptions = {}): Promise<void> {
 	const available = await sandboxAvailability(host);
-	if (!available.ok) return;
+	if (!available.ok && !available.unanswered) return;
 	const said = stderr.split('\n')[0].trim();
 	throw new ToolError('io', `The search sandbox could not be set up (${said}), so nothing was searched. Try again; if it keeps failing, tell the user (with toolbelt.sandbox.mode "off" searches run without it).`);
 }

@@ -65,6 +65,25 @@ describe('processes that ignore SIGTERM', function () {
 		assert.deepEqual(livingMembers(pgid), [], 'nothing of the command is left running');
 	});
 
+	it('a cancel during the grace period of a timeout changes nothing: it ended by the timeout, killed at the end of that grace', async () => {
+		const pidFile = path.join(dir, 'pids');
+		const controller = new AbortController();
+		const started = Date.now();
+		const running = runProcess({
+			command: `trap '' TERM; sleep 1000 & echo $$ $! > ${pidFile}; sleep 1000`,
+			cwd: dir, timeoutMs: 200, graceMs: 1_500, maxOutputBytes: 4096, signal: controller.signal,
+		});
+		const [pgid] = await pidsFrom(pidFile);
+		groups.push(pgid);
+		// Well inside the grace period that the timeout started; a second stop would start another.
+		await new Promise(resolve => setTimeout(resolve, Math.max(0, started + 700 - Date.now())));
+		controller.abort();
+		const result = await withDeadline(running, DEADLINE_MS, 'runProcess did not return');
+		assert.equal(result.end, 'timeout');
+		assert.equal(result.signal, 'SIGKILL');
+		assert.deepEqual(livingMembers(pgid), []);
+	});
+
 	for (const tty of [true, false]) {
 		it(`a session on ${tty ? 'a pty' : 'pipes'} that ignores SIGHUP and SIGTERM is killed with its group`, async () => {
 			const manager = new SessionManager({ graceMs: 200 });

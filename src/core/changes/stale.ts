@@ -53,7 +53,8 @@ async function checkOneStillAsShown(ctx: ChangeContext, change: FileChange, disk
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-	return a.byteLength === b.byteLength && Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+	// Buffer.equals compares the lengths first.
+	return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
 }
 
 /**

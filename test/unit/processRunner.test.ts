@@ -4,10 +4,16 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { CommandLogs, commandLogDir, findPosixShell, posixInvocation, pruneLogs, runProcess, RunOptions, signalGroup, SpawnError } from '../../src/core/commands/process';
+import { CommandLogs, commandLogDir, findPosixShell, groupAlive, posixInvocation, pruneLogs, runProcess, RunOptions, signalGroup, SpawnError } from '../../src/core/commands/process';
 import { defaultSettings } from '../../src/core/policy/settings';
 import { workspaceBoundary } from '../../src/core/policy/workspaceBoundary';
 import { makeReadOnly, stopProcessesIn, withDeadline } from './helpers';
+
+async function until(check: () => boolean, ms: number): Promise<boolean> {
+	const deadline = Date.now() + ms;
+	while (!check() && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 20));
+	return check();
+}
 
 /** The runner's bookkeeping: streams, logs, the abort signal, what it reports about what is left. */
 describe('process runner: streams, logs and signals', function () {
@@ -25,6 +31,7 @@ describe('process runner: streams, logs and signals', function () {
 	it('says nothing is left running after a plain command, and writes no log without a log folder', async () => {
 		const result = await run('echo out; echo err >&2');
 		assert.deepEqual([result.end, result.exitCode, result.leftRunning, result.pipesHeld], ['exit', 0, false, false]);
+		assert.ok(result.durationMs >= 0 && result.durationMs < 5_000, `took ${result.durationMs} ms`);
 		assert.deepEqual([result.stdout.logPath, result.stderr.logPath], [undefined, undefined]);
 		assert.deepEqual(fs.readdirSync(dir), []);
 	});
@@ -91,13 +98,31 @@ describe('process runner: streams, logs and signals', function () {
 		assert.throws(() => execFileSync(strict.file, strict.args, { stdio: 'ignore' }), /Command failed/);
 	});
 
-	it('stops reading the pipes a background process keeps open once the drain is over', async () => {
-		const result = await run('(while true; do echo tick; sleep 0.05; done) & echo started', { drainMs: 100 });
-		assert.equal(result.pipesHeld, true);
-		const seen = result.stdout.buffer.totalBytes;
-		await new Promise(resolve => setTimeout(resolve, 400));
-		assert.equal(result.stdout.buffer.totalBytes, seen, 'nothing more is read after the call returned');
-		signalGroup(result.pid!, 'SIGKILL');
+	it('stops reading the pipes a background process keeps open once the drain is over, and closes them', async () => {
+		const result = await run('(while true; do echo tick; sleep 0.05; done) & echo started', { drainMs: 100, graceMs: 5_000 });
+		try {
+			assert.equal(result.pipesHeld, true);
+			assert.ok(result.durationMs < 2_500, `returned after ${result.durationMs} ms: after the drain, not a grace period`);
+			const seen = result.stdout.buffer.totalBytes;
+			await new Promise(resolve => setTimeout(resolve, 400));
+			assert.equal(result.stdout.buffer.totalBytes, seen, 'nothing more is read after the call returned');
+			// Our end of the pipe is closed: the next `echo` meets SIGPIPE and the loop ends.
+			assert.ok(await until(() => !groupAlive(result.pid!), 3_000), 'the writer still had a reader');
+		} finally {
+			signalGroup(result.pid!, 'SIGKILL');
+		}
+	});
+
+	it('leaves no timer behind, after an exit or a spawn error (a timer would hold the call\'s buffers until it fired)', async () => {
+		const timers = () => process.getActiveResourcesInfo().filter(kind => kind === 'Timeout').length;
+		// Mocha starts this test's own timer once the test has returned its promise.
+		await new Promise(resolve => setImmediate(resolve));
+		const before = timers();
+		await run('true', { timeoutMs: 60_000, drainMs: 10 });
+		await run('true', { cwd: path.join(dir, 'gone'), timeoutMs: 60_000 }).catch(() => undefined);
+		// The drain's own short timer may still be pending for a moment.
+		await new Promise(resolve => setTimeout(resolve, 100));
+		assert.equal(timers(), before);
 	});
 
 	it('cancels at once when the signal was aborted before the start, and leaves no listener on it', async () => {

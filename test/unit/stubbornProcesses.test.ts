@@ -63,6 +63,23 @@ describe('processes that ignore SIGTERM', function () {
 		assert.equal(result.end, 'timeout');
 		assert.equal(result.signal, 'SIGKILL');
 		assert.deepEqual(livingMembers(pgid), [], 'nothing of the command is left running');
+		// 300 ms, then its own 200 ms grace; the default grace alone would be 2 s.
+		assert.ok(result.durationMs < 1_500, `killed after ${result.durationMs} ms`);
+	});
+
+	it('a timeout returns only when a child that ignores SIGTERM is gone too, though the shell died at once', async () => {
+		const pidFile = path.join(dir, 'pids');
+		const running = runProcess({
+			command: `(trap '' TERM; sleep 1000) & echo $$ $! > ${pidFile}; sleep 1000`,
+			cwd: dir, timeoutMs: 300, graceMs: 300, maxOutputBytes: 4096,
+		});
+		const [pgid, child] = await pidsFrom(pidFile);
+		groups.push(pgid);
+		const result = await withDeadline(running, DEADLINE_MS, 'runProcess did not return');
+		assert.equal(result.end, 'timeout');
+		assert.equal(result.signal, 'SIGTERM', 'the shell itself honoured SIGTERM');
+		assert.equal(procStat(child) === undefined || procStat(child)!.state === 'Z', true, 'the stubborn child was killed before the call returned');
+		assert.deepEqual(livingMembers(pgid), []);
 	});
 
 	it('a cancel during the grace period of a timeout changes nothing: it ended by the timeout, killed at the end of that grace', async () => {
@@ -191,6 +208,13 @@ describe('signalling process groups', function () {
 		} finally {
 			parent.kill('SIGKILL');
 		}
+	});
+
+	it('a command that honours SIGTERM is done at once, not at the end of the grace period', async () => {
+		const result = await withDeadline(runProcess({ command: 'sleep 1000', cwd: dir, timeoutMs: 200, graceMs: 5_000, maxOutputBytes: 1024 }), DEADLINE_MS, 'runProcess did not return');
+		assert.equal(result.end, 'timeout');
+		assert.equal(result.signal, 'SIGTERM');
+		assert.ok(result.durationMs < 2_500, `returned after ${result.durationMs} ms`);
 	});
 
 	it('a stopped command still ends by SIGTERM: SIGCONT goes with it', async () => {

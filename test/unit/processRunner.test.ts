@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { CommandLogs, commandLogDir, findPosixShell, groupAlive, posixInvocation, pruneLogs, runProcess, RunOptions, signalGroup, SpawnError } from '../../src/core/commands/process';
+import { CommandLogs, commandLogDir, findOnPath, findPosixShell, groupAlive, posixInvocation, pruneLogs, runProcess, RunOptions, signalGroup, SpawnError } from '../../src/core/commands/process';
 import { defaultSettings } from '../../src/core/policy/settings';
 import { workspaceBoundary } from '../../src/core/policy/workspaceBoundary';
 import { makeReadOnly, stopProcessesIn, withDeadline } from './helpers';
@@ -64,6 +64,49 @@ describe('process runner: streams, logs and signals', function () {
 		assert.equal(exact.stdout.logCut, false);
 	});
 
+	it('holds a command back while its log cannot keep up, then writes the log whole', async function () {
+		if (process.platform === 'win32') this.skip();
+		// The log's writes run on libuv's thread pool: opening FIFOs no one writes to occupies every
+		// thread, so the log stalls as a slow disk would. The command must then wait, not fill memory.
+		const threads = Number(process.env.UV_THREADPOOL_SIZE) || 4;
+		const fifos = Array.from({ length: threads }, (_, i) => path.join(dir, `stall-${i}`));
+		for (const fifo of fifos) execFileSync('mkfifo', [fifo]);
+		let released = 0;
+		/** Opens each FIFO's other end without blocking, until every stalled open has returned. */
+		const release = async (stalls: Promise<unknown>[]) => {
+			for (const deadline = Date.now() + 5_000; released < stalls.length && Date.now() < deadline;) {
+				for (const fifo of fifos) {
+					try {
+						fs.closeSync(fs.openSync(fifo, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK));
+					} catch {
+						// ENXIO: no open waiting on this one (released, or not yet on a thread).
+					}
+				}
+				await new Promise(resolve => setTimeout(resolve, 20));
+			}
+		};
+		const logDir = path.join(dir, 'logs');
+		fs.mkdirSync(logDir);
+		const started = path.join(dir, 'started');
+		const done = path.join(dir, 'done');
+		const running = run(`touch ${started}; sleep 0.3; head -c 8000000 /dev/zero; touch ${done}`, { logDir });
+		const stalls: Promise<unknown>[] = [];
+		try {
+			assert.ok(await until(() => fs.existsSync(started), 5_000), 'the command started');
+			stalls.push(...fifos.map(fifo => fs.promises.open(fifo, 'r').then(handle => handle.close(), () => undefined).finally(() => released++)));
+			await new Promise(resolve => setTimeout(resolve, 1_000));
+			assert.equal(fs.existsSync(done), false, 'the command printed 8 MB while 1 MB could be queued');
+		} finally {
+			await release(stalls);
+		}
+		assert.equal(released, threads, 'every stalled thread was let go');
+		const result = await running;
+		assert.equal(fs.existsSync(done), true);
+		assert.equal(result.stdout.buffer.totalBytes, 8_000_000);
+		assert.equal(fs.statSync(result.stdout.logPath!).size, 8_000_000);
+		assert.equal(result.stdout.logCut, false);
+	});
+
 	it('says why the log could not be written, and still returns all the output', async function () {
 		const logDir = path.join(dir, 'logs');
 		fs.mkdirSync(logDir);
@@ -96,6 +139,24 @@ describe('process runner: streams, logs and signals', function () {
 		assert.equal(execFileSync(plain.file, plain.args, { encoding: 'utf8' }), 'piped\n');
 		const strict = posixInvocation({ file: '/bin/bash', pipefail: true }, 'false | echo piped');
 		assert.throws(() => execFileSync(strict.file, strict.args, { stdio: 'ignore' }), /Command failed/);
+	});
+
+	it('takes the given /bin/bash when it exists, whatever the PATH holds', () => {
+		const binBash = path.join(dir, 'bash');
+		fs.writeFileSync(binBash, '');
+		assert.deepEqual(findPosixShell({ PATH: '' }, binBash), { file: binBash, pipefail: true });
+	});
+
+	it('never takes an empty PATH entry for the current folder', () => {
+		fs.writeFileSync(path.join(dir, 'pwsh.exe'), '');
+		const cwd = process.cwd();
+		process.chdir(dir);
+		try {
+			// A shell reads an empty entry as "here": a pwsh.exe dropped in the folder would run.
+			assert.equal(findOnPath('pwsh.exe', { PATH: `${path.delimiter}/nowhere` }), undefined);
+		} finally {
+			process.chdir(cwd);
+		}
 	});
 
 	it('stops reading the pipes a background process keeps open once the drain is over, and closes them', async () => {

@@ -33,6 +33,7 @@ describe('process runner: streams, logs and signals', function () {
 		assert.deepEqual([result.end, result.exitCode, result.leftRunning, result.pipesHeld], ['exit', 0, false, false]);
 		assert.ok(result.durationMs >= 0 && result.durationMs < 5_000, `took ${result.durationMs} ms`);
 		assert.deepEqual([result.stdout.logPath, result.stderr.logPath], [undefined, undefined]);
+		assert.deepEqual([result.stdout.logCut, result.stderr.logCut], [false, false], 'no log, nothing cut from it');
 		assert.deepEqual(fs.readdirSync(dir), []);
 	});
 
@@ -248,5 +249,10 @@ describe('process runner: streams, logs and signals', function () {
 		assert.equal(await pruneLogs(dir, 1), 4);
 		assert.deepEqual(fs.readdirSync(dir).sort(), ['e.log', 'keep.txt']);
 		assert.equal(await pruneLogs(path.join(dir, 'missing'), 1), 0);
+		// By time first: the newest is kept though its name sorts first.
+		fs.writeFileSync(path.join(dir, 'a-new.log'), 'x');
+		fs.utimesSync(path.join(dir, 'a-new.log'), 2000, 2000);
+		assert.equal(await pruneLogs(dir, 1), 1);
+		assert.deepEqual(fs.readdirSync(dir).sort(), ['a-new.log', 'keep.txt']);
 	});
 });

@@ -210,6 +210,14 @@ describe('signalling process groups', function () {
 		}
 	});
 
+	it('a command gets its grace period to clean up after SIGTERM, then ends as it chooses', async () => {
+		// The clean-up takes a while: a SIGKILL sent early would cut it short.
+		const command = `trap 'sleep 0.5; echo cleaning up; exit 3' TERM; sleep 1000 & wait`;
+		const result = await withDeadline(runProcess({ command, cwd: dir, timeoutMs: 300, graceMs: 5_000, maxOutputBytes: 1024 }), DEADLINE_MS, 'runProcess did not return');
+		assert.deepEqual([result.end, result.exitCode, result.signal], ['timeout', 3, null], 'no SIGKILL before the grace period is over');
+		assert.equal(result.stdout.buffer.toText().text, 'cleaning up\n');
+	});
+
 	it('a command that honours SIGTERM is done at once, not at the end of the grace period', async () => {
 		const result = await withDeadline(runProcess({ command: 'sleep 1000', cwd: dir, timeoutMs: 200, graceMs: 5_000, maxOutputBytes: 1024 }), DEADLINE_MS, 'runProcess did not return');
 		assert.equal(result.end, 'timeout');

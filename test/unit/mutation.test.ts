@@ -203,7 +203,7 @@ describe('stale writes: a same-size change on disk is a change too', () => {
 	});
 
 	/** A registry whose one tool reads a file, lets `meanwhile` run, then commits a change made from what it read. */
-	function slowEditor(meanwhile: () => void) {
+	function slowEditor(meanwhile: () => void, asked: unknown[] = []) {
 		const tool = defineTool({
 			name: 'slow_edit', referenceName: 'tbSlowEdit', displayName: 'Slow Edit', group: 'edit', mutating: true, icon: 'edit', tags: [],
 			userDescription: 'test', modelDescription: 'test', schema: Type.Object({ path: Type.String() }), describe: () => 'Editing slowly',
@@ -214,18 +214,24 @@ describe('stale writes: a same-size change on disk is a change too', () => {
 				return pendingChange(ctx, `Edit ${target.display}`, [{ path: target.absolute, displayPath: target.display, before: current.bytes, after: Buffer.from('mine\n') }], () => textResult('edited'));
 			},
 		});
-		return new ToolRegistry([tool], createNodeEnvironment({ roots: [tree.root], confirm: async () => true }));
+		return new ToolRegistry([tool], createNodeEnvironment({ roots: [tree.root], confirm: async request => (asked.push(request), true) }));
 	}
 
-	for (const [what, theirs] of [['as many bytes', THEIRS], ['other bytes', 'someone else\n']] as const) {
+	// Another size is refused before anyone is asked; the same size only by the bytes, after.
+	for (const [what, theirs, refusal, askedCount] of [
+		['as many bytes', THEIRS, /^a\.txt changed since you were shown the change/, 1],
+		['other bytes', 'someone else\n', /^a\.txt changed on disk while the change was being prepared \(size 11 → 13 bytes\)\. Nothing was written/, 0],
+	] as const) {
 		it(`a file rewritten with ${what} while the change was being prepared is not overwritten`, async () => {
+			const asked: unknown[] = [];
 			const registry = slowEditor(() => {
 				fs.writeFileSync(tree.file('a.txt'), theirs);
 				fs.utimesSync(tree.file('a.txt'), STAMP, STAMP);
-			});
+			}, asked);
 			const result = await registry.invoke('slow_edit', { path: 'a.txt' });
 			assert.equal(result.error?.code, 'stale_write');
-			assert.match(result.error!.message, /^a\.txt changed (on disk while the change was being prepared|since you were shown the change)/);
+			assert.match(result.error!.message, refusal);
+			assert.equal(asked.length, askedCount);
 			assert.equal(read(), theirs);
 		});
 	}

@@ -4,10 +4,16 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { CommandLogs, commandLogDir, findPosixShell, posixInvocation, pruneLogs, runProcess, RunOptions, signalGroup, SpawnError } from '../../src/core/commands/process';
+import { CommandLogs, commandLogDir, findOnPath, findPosixShell, groupAlive, posixInvocation, pruneLogs, runProcess, RunOptions, signalGroup, SpawnError } from '../../src/core/commands/process';
 import { defaultSettings } from '../../src/core/policy/settings';
 import { workspaceBoundary } from '../../src/core/policy/workspaceBoundary';
 import { makeReadOnly, stopProcessesIn, withDeadline } from './helpers';
+
+async function until(check: () => boolean, ms: number): Promise<boolean> {
+	const deadline = Date.now() + ms;
+	while (!check() && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 20));
+	return check();
+}
 
 /** The runner's bookkeeping: streams, logs, the abort signal, what it reports about what is left. */
 describe('process runner: streams, logs and signals', function () {
@@ -25,7 +31,9 @@ describe('process runner: streams, logs and signals', function () {
 	it('says nothing is left running after a plain command, and writes no log without a log folder', async () => {
 		const result = await run('echo out; echo err >&2');
 		assert.deepEqual([result.end, result.exitCode, result.leftRunning, result.pipesHeld], ['exit', 0, false, false]);
+		assert.ok(result.durationMs >= 0 && result.durationMs < 5_000, `took ${result.durationMs} ms`);
 		assert.deepEqual([result.stdout.logPath, result.stderr.logPath], [undefined, undefined]);
+		assert.deepEqual([result.stdout.logCut, result.stderr.logCut], [false, false], 'no log, nothing cut from it');
 		assert.deepEqual(fs.readdirSync(dir), []);
 	});
 
@@ -55,6 +63,49 @@ describe('process runner: streams, logs and signals', function () {
 		const exact = await run('printf "%01000d" 0', { logDir, logCapBytes: 1000 });
 		assert.equal(fs.readFileSync(exact.stdout.logPath!, 'utf8'), '0'.repeat(1000));
 		assert.equal(exact.stdout.logCut, false);
+	});
+
+	it('holds a command back while its log cannot keep up, then writes the log whole', async function () {
+		if (process.platform === 'win32') this.skip();
+		// The log's writes run on libuv's thread pool: opening FIFOs no one writes to occupies every
+		// thread, so the log stalls as a slow disk would. The command must then wait, not fill memory.
+		const threads = Number(process.env.UV_THREADPOOL_SIZE) || 4;
+		const fifos = Array.from({ length: threads }, (_, i) => path.join(dir, `stall-${i}`));
+		for (const fifo of fifos) execFileSync('mkfifo', [fifo]);
+		let released = 0;
+		/** Opens each FIFO's other end without blocking, until every stalled open has returned. */
+		const release = async (stalls: Promise<unknown>[]) => {
+			for (const deadline = Date.now() + 5_000; released < stalls.length && Date.now() < deadline;) {
+				for (const fifo of fifos) {
+					try {
+						fs.closeSync(fs.openSync(fifo, fs.constants.O_WRONLY | fs.constants.O_NONBLOCK));
+					} catch {
+						// ENXIO: no open waiting on this one (released, or not yet on a thread).
+					}
+				}
+				await new Promise(resolve => setTimeout(resolve, 20));
+			}
+		};
+		const logDir = path.join(dir, 'logs');
+		fs.mkdirSync(logDir);
+		const started = path.join(dir, 'started');
+		const done = path.join(dir, 'done');
+		const running = run(`touch ${started}; sleep 0.3; head -c 8000000 /dev/zero; touch ${done}`, { logDir });
+		const stalls: Promise<unknown>[] = [];
+		try {
+			assert.ok(await until(() => fs.existsSync(started), 5_000), 'the command started');
+			stalls.push(...fifos.map(fifo => fs.promises.open(fifo, 'r').then(handle => handle.close(), () => undefined).finally(() => released++)));
+			await new Promise(resolve => setTimeout(resolve, 1_000));
+			assert.equal(fs.existsSync(done), false, 'the command printed 8 MB while 1 MB could be queued');
+		} finally {
+			await release(stalls);
+		}
+		assert.equal(released, threads, 'every stalled thread was let go');
+		const result = await running;
+		assert.equal(fs.existsSync(done), true);
+		assert.equal(result.stdout.buffer.totalBytes, 8_000_000);
+		assert.equal(fs.statSync(result.stdout.logPath!).size, 8_000_000);
+		assert.equal(result.stdout.logCut, false);
 	});
 
 	it('says why the log could not be written, and still returns all the output', async function () {
@@ -91,13 +142,49 @@ describe('process runner: streams, logs and signals', function () {
 		assert.throws(() => execFileSync(strict.file, strict.args, { stdio: 'ignore' }), /Command failed/);
 	});
 
-	it('stops reading the pipes a background process keeps open once the drain is over', async () => {
-		const result = await run('(while true; do echo tick; sleep 0.05; done) & echo started', { drainMs: 100 });
-		assert.equal(result.pipesHeld, true);
-		const seen = result.stdout.buffer.totalBytes;
-		await new Promise(resolve => setTimeout(resolve, 400));
-		assert.equal(result.stdout.buffer.totalBytes, seen, 'nothing more is read after the call returned');
-		signalGroup(result.pid!, 'SIGKILL');
+	it('takes the given /bin/bash when it exists, whatever the PATH holds', () => {
+		const binBash = path.join(dir, 'bash');
+		fs.writeFileSync(binBash, '');
+		assert.deepEqual(findPosixShell({ PATH: '' }, binBash), { file: binBash, pipefail: true });
+	});
+
+	it('never takes an empty PATH entry for the current folder', () => {
+		fs.writeFileSync(path.join(dir, 'pwsh.exe'), '');
+		const cwd = process.cwd();
+		process.chdir(dir);
+		try {
+			// A shell reads an empty entry as "here": a pwsh.exe dropped in the folder would run.
+			assert.equal(findOnPath('pwsh.exe', { PATH: `${path.delimiter}/nowhere` }), undefined);
+		} finally {
+			process.chdir(cwd);
+		}
+	});
+
+	it('stops reading the pipes a background process keeps open once the drain is over, and closes them', async () => {
+		const result = await run('(while true; do echo tick; sleep 0.05; done) & echo started', { drainMs: 100, graceMs: 5_000 });
+		try {
+			assert.equal(result.pipesHeld, true);
+			assert.ok(result.durationMs < 2_500, `returned after ${result.durationMs} ms: after the drain, not a grace period`);
+			const seen = result.stdout.buffer.totalBytes;
+			await new Promise(resolve => setTimeout(resolve, 400));
+			assert.equal(result.stdout.buffer.totalBytes, seen, 'nothing more is read after the call returned');
+			// Our end of the pipe is closed: the next `echo` meets SIGPIPE and the loop ends.
+			assert.ok(await until(() => !groupAlive(result.pid!), 3_000), 'the writer still had a reader');
+		} finally {
+			signalGroup(result.pid!, 'SIGKILL');
+		}
+	});
+
+	it('leaves no timer behind, after an exit or a spawn error (a timer would hold the call\'s buffers until it fired)', async () => {
+		const timers = () => process.getActiveResourcesInfo().filter(kind => kind === 'Timeout').length;
+		// Mocha starts this test's own timer once the test has returned its promise.
+		await new Promise(resolve => setImmediate(resolve));
+		const before = timers();
+		await run('true', { timeoutMs: 60_000, drainMs: 10 });
+		await run('true', { cwd: path.join(dir, 'gone'), timeoutMs: 60_000 }).catch(() => undefined);
+		// The drain's own short timer may still be pending for a moment.
+		await new Promise(resolve => setTimeout(resolve, 100));
+		assert.equal(timers(), before);
 	});
 
 	it('cancels at once when the signal was aborted before the start, and leaves no listener on it', async () => {
@@ -162,5 +249,10 @@ describe('process runner: streams, logs and signals', function () {
 		assert.equal(await pruneLogs(dir, 1), 4);
 		assert.deepEqual(fs.readdirSync(dir).sort(), ['e.log', 'keep.txt']);
 		assert.equal(await pruneLogs(path.join(dir, 'missing'), 1), 0);
+		// By time first: the newest is kept though its name sorts first.
+		fs.writeFileSync(path.join(dir, 'a-new.log'), 'x');
+		fs.utimesSync(path.join(dir, 'a-new.log'), 2000, 2000);
+		assert.equal(await pruneLogs(dir, 1), 1);
+		assert.deepEqual(fs.readdirSync(dir).sort(), ['a-new.log', 'keep.txt']);
 	});
 });

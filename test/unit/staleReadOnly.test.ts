@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import { permissionRefusal } from '../../src/core/changes/stale';
 import { makeHarness, makeReadOnly, makeTree } from './helpers';
 
 /**
@@ -43,5 +44,23 @@ describe('read-only files and folders', () => {
 		}
 		assert.deepEqual(h.asked, []);
 		assert.deepEqual(fs.readdirSync(tree.file('locked')), ['keep.txt']);
+	});
+});
+
+/** Which failed access checks are a refusal, and their wording (EACCES and EROFS cannot be made here as root). */
+describe('permission refusals by error code', () => {
+	const tail = 'Nothing was written. Ask the user to make it writable.';
+
+	it('refuses for EACCES and EPERM, and names a read-only file system for EROFS', () => {
+		for (const code of ['EACCES', 'EPERM']) {
+			const refusal = permissionRefusal(code, 'a.txt');
+			assert.equal(refusal?.code, 'io', code);
+			assert.equal(refusal?.message, `Permission denied: a.txt is read-only for this user. ${tail}`);
+		}
+		assert.equal(permissionRefusal('EROFS', 'the folder for b.txt')?.message, `Permission denied: the folder for b.txt is read-only for this user (read-only file system). ${tail}`);
+	});
+
+	it('leaves any other failure to the write itself', () => {
+		for (const code of ['ENOENT', 'EISDIR', 'EIO', undefined]) assert.equal(permissionRefusal(code, 'a.txt'), undefined, String(code));
 	});
 });

@@ -63,6 +63,42 @@ describe('processes that ignore SIGTERM', function () {
 		assert.equal(result.end, 'timeout');
 		assert.equal(result.signal, 'SIGKILL');
 		assert.deepEqual(livingMembers(pgid), [], 'nothing of the command is left running');
+		// 300 ms, then its own 200 ms grace; the default grace alone would be 2 s.
+		assert.ok(result.durationMs < 1_500, `killed after ${result.durationMs} ms`);
+	});
+
+	it('a timeout returns only when a child that ignores SIGTERM is gone too, though the shell died at once', async () => {
+		const pidFile = path.join(dir, 'pids');
+		const running = runProcess({
+			command: `(trap '' TERM; sleep 1000) & echo $$ $! > ${pidFile}; sleep 1000`,
+			cwd: dir, timeoutMs: 300, graceMs: 300, maxOutputBytes: 4096,
+		});
+		const [pgid, child] = await pidsFrom(pidFile);
+		groups.push(pgid);
+		const result = await withDeadline(running, DEADLINE_MS, 'runProcess did not return');
+		assert.equal(result.end, 'timeout');
+		assert.equal(result.signal, 'SIGTERM', 'the shell itself honoured SIGTERM');
+		assert.equal(procStat(child) === undefined || procStat(child)!.state === 'Z', true, 'the stubborn child was killed before the call returned');
+		assert.deepEqual(livingMembers(pgid), []);
+	});
+
+	it('a cancel during the grace period of a timeout changes nothing: it ended by the timeout, killed at the end of that grace', async () => {
+		const pidFile = path.join(dir, 'pids');
+		const controller = new AbortController();
+		const started = Date.now();
+		const running = runProcess({
+			command: `trap '' TERM; sleep 1000 & echo $$ $! > ${pidFile}; sleep 1000`,
+			cwd: dir, timeoutMs: 200, graceMs: 1_500, maxOutputBytes: 4096, signal: controller.signal,
+		});
+		const [pgid] = await pidsFrom(pidFile);
+		groups.push(pgid);
+		// Well inside the grace period that the timeout started; a second stop would start another.
+		await new Promise(resolve => setTimeout(resolve, Math.max(0, started + 700 - Date.now())));
+		controller.abort();
+		const result = await withDeadline(running, DEADLINE_MS, 'runProcess did not return');
+		assert.equal(result.end, 'timeout');
+		assert.equal(result.signal, 'SIGKILL');
+		assert.deepEqual(livingMembers(pgid), []);
 	});
 
 	for (const tty of [true, false]) {
@@ -172,6 +208,21 @@ describe('signalling process groups', function () {
 		} finally {
 			parent.kill('SIGKILL');
 		}
+	});
+
+	it('a command gets its grace period to clean up after SIGTERM, then ends as it chooses', async () => {
+		// The clean-up takes a while: a SIGKILL sent early would cut it short.
+		const command = `trap 'sleep 0.5; echo cleaning up; exit 3' TERM; sleep 1000 & wait`;
+		const result = await withDeadline(runProcess({ command, cwd: dir, timeoutMs: 300, graceMs: 5_000, maxOutputBytes: 1024 }), DEADLINE_MS, 'runProcess did not return');
+		assert.deepEqual([result.end, result.exitCode, result.signal], ['timeout', 3, null], 'no SIGKILL before the grace period is over');
+		assert.equal(result.stdout.buffer.toText().text, 'cleaning up\n');
+	});
+
+	it('a command that honours SIGTERM is done at once, not at the end of the grace period', async () => {
+		const result = await withDeadline(runProcess({ command: 'sleep 1000', cwd: dir, timeoutMs: 200, graceMs: 5_000, maxOutputBytes: 1024 }), DEADLINE_MS, 'runProcess did not return');
+		assert.equal(result.end, 'timeout');
+		assert.equal(result.signal, 'SIGTERM');
+		assert.ok(result.durationMs < 2_500, `returned after ${result.durationMs} ms`);
 	});
 
 	it('a stopped command still ends by SIGTERM: SIGCONT goes with it', async () => {

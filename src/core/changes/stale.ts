@@ -54,7 +54,8 @@ async function checkOneStillAsShown(ctx: ChangeContext, change: FileChange, disk
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-	return a.byteLength === b.byteLength && Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+	// Buffer.equals compares the lengths first.
+	return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
 }
 
 /**
@@ -94,10 +95,19 @@ async function assertWritable(absolute: string, what: string): Promise<void> {
 	try {
 		await fs.promises.access(absolute, fs.constants.W_OK);
 	} catch (error) {
-		const code = (error as NodeJS.ErrnoException).code;
-		if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') return;
-		throw new ToolError('io', `Permission denied: ${what} is read-only for this user${code === 'EROFS' ? ' (read-only file system)' : ''}. Nothing was written. Ask the user to make it writable.`);
+		const refusal = permissionRefusal((error as NodeJS.ErrnoException).code, what);
+		if (refusal) throw refusal;
 	}
+}
+
+/**
+ * The refusal for a failed write-access check, by its error code; undefined when the failure is not
+ * about permission (the write itself then says what is wrong). Apart from assertWritable because
+ * EACCES needs a user other than root and EROFS a read-only mount, which a unit test cannot count on.
+ */
+export function permissionRefusal(code: string | undefined, what: string): ToolError | undefined {
+	if (code !== 'EACCES' && code !== 'EPERM' && code !== 'EROFS') return undefined;
+	return new ToolError('io', `Permission denied: ${what} is read-only for this user${code === 'EROFS' ? ' (read-only file system)' : ''}. Nothing was written. Ask the user to make it writable.`);
 }
 
 async function nearestExisting(folder: string): Promise<string> {

@@ -28,6 +28,29 @@ describe('staging reads a few files at a time', () => {
 		assert.deepEqual(results.map(result => (result.status === 'fulfilled' ? result.value : (result.reason as Error).message)), [0, 10, 20, 'task 3 failed', 40, 50]);
 	});
 
+	it('a gate hands a finished task\'s place to the one waiting: a task that comes meanwhile waits its turn', async () => {
+		const gate = concurrencyGate(1);
+		let running = 0;
+		let most = 0;
+		const started: string[] = [];
+		let firstWork: Promise<void> | undefined;
+		const task = (name: string) => async () => {
+			started.push(name);
+			running++;
+			most = Math.max(most, running);
+			await new Promise(resolve => setTimeout(resolve, 5));
+			running--;
+		};
+		const done = [gate(() => (firstWork = task('a')())), gate(task('b'))];
+		// Someone else awaiting a's work starts a task once it ends: after the gate frees a's place,
+		// before b (waiting since before) has taken it.
+		await Promise.resolve();
+		const late = firstWork!.then(() => gate(task('c')));
+		await Promise.all([...done, late]);
+		assert.equal(most, 1);
+		assert.deepEqual(started, ['a', 'b', 'c']);
+	});
+
 	it('a patch of many files never holds more files open than the gate lets through', async () => {
 		const count = FILE_CONCURRENCY * 3;
 		const files: Record<string, string> = {};

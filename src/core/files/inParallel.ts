@@ -35,13 +35,16 @@ export function concurrencyGate(limit = FILE_CONCURRENCY): <T>(task: () => Promi
 	let running = 0;
 	const waiting: (() => void)[] = [];
 	return async task => {
+		// A finished task hands its place straight to the first one waiting (running stays as it is):
+		// freed first and taken after, the place could go to a task that came in between.
 		if (running >= limit) await new Promise<void>(resolve => waiting.push(resolve));
-		running++;
+		else running++;
 		try {
 			return await task();
 		} finally {
-			running--;
-			waiting.shift()?.();
+			const next = waiting.shift();
+			if (next) next();
+			else running--;
 		}
 	};
 }

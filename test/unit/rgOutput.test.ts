@@ -169,6 +169,26 @@ describe('rgJsonHandler', () => {
 		}
 	});
 
+	it('wraps a pattern with a word boundary with a tail only, and finds the same lines as the pattern as given', () => {
+		const wrapped = (pattern: string) => windowPattern({ pattern, fixedStrings: false, pcre2: false });
+		for (const pattern of ['\\bfoo\\b', 'foo\\B', '\\<foo', '\\\\\\bfoo']) assert.equal(wrapped(pattern).lead, 0, pattern);
+		// An escaped backslash before the letter is no boundary; a fixed string is never a pattern.
+		assert.equal(wrapped('\\\\bfoo').lead, 100);
+		assert.equal(windowPattern({ pattern: '\\bfoo', fixedStrings: true, pcre2: false }).lead, 100);
+		const text = `${'héllo wörld xfoox '.repeat(4)}\n`.repeat(50) + `${'é'.repeat(400)} foo ${'ü'.repeat(400)}\nfoo\n`;
+		const tree = makeTree({ 'u.txt': text });
+		try {
+			const lines = (regex: string) => {
+				const output = execFileSync(rgPath(), ['--json', '--no-config', '--regexp', regex, '--', 'u.txt'], { cwd: tree.root });
+				return linesOf(messagesOf(output, 1 << 20, () => output.length)).map(message => [message.lineNumber, message.matchStart]);
+			};
+			assert.deepEqual(lines(wrapped('\\bfoo\\b').regex), [[51, 801], [52, 0]]);
+			assert.deepEqual(lines(wrapped('\\bfoo\\b').regex), lines('\\bfoo\\b'));
+		} finally {
+			tree.cleanup();
+		}
+	});
+
 	it('holds a dense line\'s matches to one per window: a line of `a` searched for `a` prints about twice its length', () => {
 		const line = 'a'.repeat(300_000);
 		const tree = makeTree({ 'a.txt': `${line}\n` });

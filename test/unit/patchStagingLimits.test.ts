@@ -82,4 +82,37 @@ describe('staging reads a few files at a time', () => {
 			tree.cleanup();
 		}
 	});
+
+	for (const [ending, how] of [['fails on its first file', 'failed'], ['is cancelled', 'cancelled']] as const) {
+		it(`a patch that ${ending} reads no more of its files once staging is over`, async () => {
+			const count = FILE_CONCURRENCY * 4;
+			const files: Record<string, string> = {};
+			for (let index = 0; index < count; index++) files[`f${index}.txt`] = `line ${index}\n`;
+			const tree = makeTree(files);
+			const original = fs.promises.open;
+			let opened = 0;
+			const controller = new AbortController();
+			fs.promises.open = (async (...args: Parameters<typeof fs.promises.open>) => {
+				opened++;
+				// Cancelled while the first files are read.
+				if (how === 'cancelled') controller.abort();
+				return original(...args);
+			}) as typeof fs.promises.open;
+			try {
+				const env = createNodeEnvironment({ roots: [tree.root], storageDir: tree.file('.storage') });
+				const ctx: ToolContext = { tool: 'apply_patch', boundary: await env.boundary(), host: env.host, state: env.state, settings: env.settings(), signal: controller.signal, note: () => undefined };
+				// The first file's removed line is not in it, so staging fails there.
+				const removed = (name: string) => (how === 'failed' && name === 'f0.txt' ? 'not in the file' : files[name].trimEnd());
+				const patch = ['*** Begin Patch', ...Object.keys(files).flatMap(name => [`*** Update File: ${name}`, '@@', `-${removed(name)}`, '+changed']), '*** End Patch'].join('\n');
+				await assert.rejects(stagePatch(parsePatch(patch), ctx));
+				const atEnd = opened;
+				await new Promise(resolve => setTimeout(resolve, 100));
+				assert.equal(opened, atEnd, 'no file opened after staging ended');
+				assert.ok(opened <= FILE_CONCURRENCY * 2, `${opened} of ${count} files opened`);
+			} finally {
+				fs.promises.open = original;
+				tree.cleanup();
+			}
+		});
+	}
 });

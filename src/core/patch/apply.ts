@@ -97,11 +97,15 @@ export async function preparePatch(patch: ParsedPatch, ctx: ToolContext): Promis
 		paths,
 		stage: async () => {
 			const stager = new Stager(ctx, resolutions);
-			for (const operation of patch.operations) {
-				throwIfAborted(ctx.signal, 'Applying the patch');
-				await stager.apply(operation);
+			try {
+				for (const operation of patch.operations) {
+					throwIfAborted(ctx.signal, 'Applying the patch');
+					await stager.apply(operation);
+				}
+				return stager.finish(patch.notes);
+			} finally {
+				stager.stopReading();
 			}
-			return stager.finish(patch.notes);
 		},
 	};
 }
@@ -120,12 +124,24 @@ class Stager {
 	 * files must not hold a descriptor for each); operations then take their turn.
 	 */
 	private readonly reads = new Map<string, Promise<Settled<ReadResult>>>();
+	/** Set once staging is over (done, failed or cancelled): reads still waiting their turn are skipped. */
+	private stopped = false;
 
 	constructor(private readonly ctx: ToolContext, private readonly resolutions: ReadonlyMap<string, Settled<ResolvedPath>>) {
 		const gate = concurrencyGate();
 		for (const resolution of resolutions.values()) {
-			if (resolution.ok && !this.reads.has(resolution.value.real)) this.reads.set(resolution.value.real, settle(gate(() => this.read(resolution.value))));
+			if (resolution.ok && !this.reads.has(resolution.value.real)) this.reads.set(resolution.value.real, settle(gate(() => this.readInTurn(resolution.value))));
 		}
+	}
+
+	stopReading(): void {
+		this.stopped = true;
+	}
+
+	private readInTurn(target: ResolvedPath): Promise<ReadResult> {
+		if (this.stopped) return Promise.reject(new Error('Staging is over'));
+		throwIfAborted(this.ctx.signal, 'Applying the patch');
+		return this.read(target);
 	}
 
 	async apply(operation: FileOperation): Promise<void> {

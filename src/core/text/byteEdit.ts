@@ -49,6 +49,9 @@ export function replaceExactBytes(before: Uint8Array, edits: readonly ByteEdit[]
 		const needle = Buffer.from(fitToFormat(edit.oldText, DEFAULT_FORMAT), 'utf8');
 		const replacement = Buffer.from(fitToFormat(edit.newText, DEFAULT_FORMAT), 'utf8');
 		if (needle.length === 0) return undefined;
+		// The search copies a needle-sized window at each join of pieces: past the size of the whole,
+		// joining them once costs less.
+		if (bytes.pieces.length > 1 && bytes.pieces.length * needle.length > bytes.byteLength) bytes = SplicedBytes.of(bytes.whole());
 		const found: number[] = [];
 		for (let at = bytes.indexOf(needle, start); at !== -1; at = bytes.indexOf(needle, at + needle.length)) {
 			found.push(at);

@@ -52,15 +52,11 @@ describe('staging reads a few files at a time', () => {
 	});
 
 	it('a patch of many files never holds more files open than the gate lets through', async () => {
-		const count = FILE_CONCURRENCY * 3;
-		const files: Record<string, string> = {};
-		for (let index = 0; index < count; index++) files[`f${index}.txt`] = `line ${index}\n`;
-		const tree = makeTree(files);
-		const original = fs.promises.open;
 		let open = 0;
 		let most = 0;
-		fs.promises.open = (async (...args: Parameters<typeof fs.promises.open>) => {
-			const handle = await original(...args);
+		const count = FILE_CONCURRENCY * 3;
+		await withManyFiles(count, async original => {
+			const handle = await original();
 			open++;
 			most = Math.max(most, open);
 			const close = handle.close.bind(handle);
@@ -69,50 +65,65 @@ describe('staging reads a few files at a time', () => {
 				return close();
 			};
 			return handle;
-		}) as typeof fs.promises.open;
-		try {
-			const env = createNodeEnvironment({ roots: [tree.root], storageDir: tree.file('.storage') });
-			const ctx: ToolContext = { tool: 'apply_patch', boundary: await env.boundary(), host: env.host, state: env.state, settings: env.settings(), signal: new AbortController().signal, note: () => undefined };
-			const patch = ['*** Begin Patch', ...Object.keys(files).flatMap(name => [`*** Update File: ${name}`, '@@', `-${files[name].trimEnd()}`, '+changed']), '*** End Patch'].join('\n');
-			const staged = await stagePatch(parsePatch(patch), ctx);
+		}, async (files, stage) => {
+			const staged = await stage(updatesOf(files, name => files[name]), new AbortController().signal);
 			assert.equal(staged.changes.length, count);
 			assert.ok(most <= FILE_CONCURRENCY, `at most ${FILE_CONCURRENCY} files open at once, not ${most}`);
-		} finally {
-			fs.promises.open = original;
-			tree.cleanup();
-		}
+		});
 	});
 
 	for (const [ending, how] of [['fails on its first file', 'failed'], ['is cancelled', 'cancelled']] as const) {
 		it(`a patch that ${ending} reads no more of its files once staging is over`, async () => {
-			const count = FILE_CONCURRENCY * 4;
-			const files: Record<string, string> = {};
-			for (let index = 0; index < count; index++) files[`f${index}.txt`] = `line ${index}\n`;
-			const tree = makeTree(files);
-			const original = fs.promises.open;
 			let opened = 0;
 			const controller = new AbortController();
-			fs.promises.open = (async (...args: Parameters<typeof fs.promises.open>) => {
+			const count = FILE_CONCURRENCY * 4;
+			await withManyFiles(count, original => {
 				opened++;
 				// Cancelled while the first files are read.
 				if (how === 'cancelled') controller.abort();
-				return original(...args);
-			}) as typeof fs.promises.open;
-			try {
-				const env = createNodeEnvironment({ roots: [tree.root], storageDir: tree.file('.storage') });
-				const ctx: ToolContext = { tool: 'apply_patch', boundary: await env.boundary(), host: env.host, state: env.state, settings: env.settings(), signal: controller.signal, note: () => undefined };
+				return original();
+			}, async (files, stage) => {
 				// The first file's removed line is not in it, so staging fails there.
-				const removed = (name: string) => (how === 'failed' && name === 'f0.txt' ? 'not in the file' : files[name].trimEnd());
-				const patch = ['*** Begin Patch', ...Object.keys(files).flatMap(name => [`*** Update File: ${name}`, '@@', `-${removed(name)}`, '+changed']), '*** End Patch'].join('\n');
-				await assert.rejects(stagePatch(parsePatch(patch), ctx));
+				await assert.rejects(stage(updatesOf(files, name => (how === 'failed' && name === 'f0.txt' ? 'not in the file' : files[name])), controller.signal));
 				const atEnd = opened;
 				await new Promise(resolve => setTimeout(resolve, 100));
 				assert.equal(opened, atEnd, 'no file opened after staging ended');
 				assert.ok(opened <= FILE_CONCURRENCY * 2, `${opened} of ${count} files opened`);
-			} finally {
-				fs.promises.open = original;
-				tree.cleanup();
-			}
+			});
 		});
 	}
 });
+
+type Open = typeof fs.promises.open;
+
+/**
+ * A tree of `count` one-line files, with every fs.promises.open going through `onOpen` while `work`
+ * stages patches of it in a fresh tool context.
+ */
+async function withManyFiles(
+	count: number,
+	onOpen: (original: () => ReturnType<Open>) => ReturnType<Open>,
+	work: (files: Record<string, string>, stage: (patch: string, signal: AbortSignal) => ReturnType<typeof stagePatch>) => Promise<void>,
+): Promise<void> {
+	const files: Record<string, string> = {};
+	for (let index = 0; index < count; index++) files[`f${index}.txt`] = `line ${index}`;
+	const tree = makeTree(Object.fromEntries(Object.entries(files).map(([name, line]) => [name, `${line}\n`])));
+	const original = fs.promises.open;
+	fs.promises.open = ((...args: Parameters<Open>) => onOpen(() => original(...args))) as Open;
+	try {
+		const env = createNodeEnvironment({ roots: [tree.root], storageDir: tree.file('.storage') });
+		const boundary = await env.boundary();
+		await work(files, (patch, signal) => {
+			const ctx: ToolContext = { tool: 'apply_patch', boundary, host: env.host, state: env.state, settings: env.settings(), signal, note: () => undefined };
+			return stagePatch(parsePatch(patch), ctx);
+		});
+	} finally {
+		fs.promises.open = original;
+		tree.cleanup();
+	}
+}
+
+/** A patch changing each file's one line, `removed` being the line it expects there. */
+function updatesOf(files: Record<string, string>, removed: (name: string) => string): string {
+	return ['*** Begin Patch', ...Object.keys(files).flatMap(name => [`*** Update File: ${name}`, '@@', `-${removed(name)}`, '+changed']), '*** End Patch'].join('\n');
+}

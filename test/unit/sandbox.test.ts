@@ -731,30 +731,38 @@ describe('the read-only search profile', function () {
 	});
 });
 
-describe('a search\'s sandbox, started without waiting for the probe', function () {
-	this.timeout(20_000);
-	let tree: ReturnType<typeof makeTree>;
-	let tools: ReturnType<typeof makeTree>;
+/**
+ * For a describe whose tests need bubblewrap (skipped where it cannot run): a fresh workspace of
+ * `files` and a folder for stand-in tools, per test.
+ */
+function workspaceAndTools(files: Record<string, string>): { tree: ReturnType<typeof makeTree>; tools: ReturnType<typeof makeTree> } {
+	const made = {} as { tree: ReturnType<typeof makeTree>; tools: ReturnType<typeof makeTree> };
 	beforeEach(async function () {
 		if (process.platform !== 'linux' || !(await sandboxAvailability()).ok) this.skip();
-		tree = makeTree({ 'src/a.txt': 'needle\n' });
-		tools = makeTree();
+		made.tree = makeTree(files);
+		made.tools = makeTree();
 	});
 	afterEach(() => {
-		tree?.cleanup();
-		tools?.cleanup();
+		made.tree?.cleanup();
+		made.tools?.cleanup();
 	});
+	return made;
+}
+
+describe('a search\'s sandbox, started without waiting for the probe', function () {
+	this.timeout(20_000);
+	const made = workspaceAndTools({ 'src/a.txt': 'needle\n' });
 	/** A bwrap stand-in (a fresh path: probes are kept per path) that logs its calls and then does `body`. */
 	const fakeBwrap = (body: string) => {
-		const file = path.join(tools.root, `bwrap-${Math.random().toString(36).slice(2)}`);
+		const file = path.join(made.tools.root, `bwrap-${Math.random().toString(36).slice(2)}`);
 		// printf, not echo: a shell's echo reads the `\n` in a search pattern as a line break.
-		fs.writeFileSync(file, `#!/bin/sh\nprintf '%s\\n' "$*" >> ${tools.file('calls.log')}\n${body}\n`, { mode: 0o755 });
+		fs.writeFileSync(file, `#!/bin/sh\nprintf '%s\\n' "$*" >> ${made.tools.file('calls.log')}\n${body}\n`, { mode: 0o755 });
 		return file;
 	};
-	const calls = () => (fs.existsSync(tools.file('calls.log')) ? fs.readFileSync(tools.file('calls.log'), 'utf8').trim().split('\n') : []);
+	const calls = () => (fs.existsSync(made.tools.file('calls.log')) ? fs.readFileSync(made.tools.file('calls.log'), 'utf8').trim().split('\n') : []);
 
 	it('runs the search in bubblewrap at once: no probe before it', async () => {
-		const h = makeHarness(tree.root, { sandbox: { bwrapPath: fakeBwrap('exec bwrap "$@"') } });
+		const h = makeHarness(made.tree.root, { sandbox: { bwrapPath: fakeBwrap('exec bwrap "$@"') } });
 		const result = await h.invoke('grep', { pattern: 'needle' });
 		assert.match(resultText(result), /src\/a\.txt:1: needle/);
 		assert.equal(calls().length, 1);
@@ -762,8 +770,8 @@ describe('a search\'s sandbox, started without waiting for the probe', function 
 	});
 
 	it('searches a workspace opened through a link (the sandbox shows it at its real path)', async () => {
-		const link = path.join(tools.root, 'linked-workspace');
-		fs.symlinkSync(tree.root, link);
+		const link = path.join(made.tools.root, 'linked-workspace');
+		fs.symlinkSync(made.tree.root, link);
 		const h = makeHarness(link);
 		const result = await h.invoke('grep', { pattern: 'needle' });
 		assert.equal(result.error, undefined, resultText(result));
@@ -772,7 +780,7 @@ describe('a search\'s sandbox, started without waiting for the probe', function 
 	});
 
 	it('where bubblewrap cannot start (the probe agrees), searches plainly, as where there is none', async () => {
-		const h = makeHarness(tree.root, { sandbox: { bwrapPath: fakeBwrap('echo "bwrap: No permissions to create new namespace" >&2; exit 1') } });
+		const h = makeHarness(made.tree.root, { sandbox: { bwrapPath: fakeBwrap('echo "bwrap: No permissions to create new namespace" >&2; exit 1') } });
 		for (const tool of ['grep', 'find_files']) {
 			const result = await h.invoke(tool, { pattern: tool === 'grep' ? 'needle' : '*.txt' });
 			assert.match(resultText(result), /src\/a\.txt/, tool);
@@ -783,7 +791,7 @@ describe('a search\'s sandbox, started without waiting for the probe', function 
 	});
 
 	it('where the probe says bubblewrap works but the search\'s sandbox failed, refuses rather than search unconfined', async () => {
-		const h = makeHarness(tree.root, { sandbox: { bwrapPath: fakeBwrap('case "$*" in *ripgrep*) echo "bwrap: Can\'t bind mount /oldroot/x: Invalid argument" >&2; exit 1;; esac\nexec bwrap "$@"') } });
+		const h = makeHarness(made.tree.root, { sandbox: { bwrapPath: fakeBwrap('case "$*" in *ripgrep*) echo "bwrap: Can\'t bind mount /oldroot/x: Invalid argument" >&2; exit 1;; esac\nexec bwrap "$@"') } });
 		const result = await h.invoke('grep', { pattern: 'needle' });
 		assert.equal(result.error?.code, 'io');
 		assert.match(result.error!.message, /The search sandbox could not be set up \(bwrap: Can't bind mount \/oldroot\/x: Invalid argument\), so nothing was searched/);
@@ -793,36 +801,26 @@ describe('a search\'s sandbox, started without waiting for the probe', function 
 
 describe('a sandbox check that gives no answer in time (a busy machine)', function () {
 	this.timeout(20_000);
-	let tree: ReturnType<typeof makeTree>;
-	let tools: ReturnType<typeof makeTree>;
-	beforeEach(async function () {
-		if (process.platform !== 'linux' || !(await sandboxAvailability()).ok) this.skip();
-		tree = makeTree({ 'a.txt': 'a\n' });
-		tools = makeTree();
-	});
-	afterEach(() => {
-		tree?.cleanup();
-		tools?.cleanup();
-	});
+	const made = workspaceAndTools({ 'a.txt': 'a\n' });
 
 	it('runs nothing, never unconfined, and asks again on the next call', async () => {
 		// bubblewrap that hangs on its first call only (the probe), then works.
-		const bwrap = path.join(tools.root, 'bwrap');
-		fs.writeFileSync(bwrap, `#!/bin/sh\nif [ ! -e ${tools.file('hung')} ]; then : > ${tools.file('hung')}; exec sleep 30; fi\nexec bwrap "$@"\n`, { mode: 0o755 });
-		const h = makeHarness(tree.root, { sandbox: { bwrapPath: bwrap, probeTimeoutMs: 300 } });
+		const bwrap = path.join(made.tools.root, 'bwrap');
+		fs.writeFileSync(bwrap, `#!/bin/sh\nif [ ! -e ${made.tools.file('hung')} ]; then : > ${made.tools.file('hung')}; exec sleep 30; fi\nexec bwrap "$@"\n`, { mode: 0o755 });
+		const h = makeHarness(made.tree.root, { sandbox: { bwrapPath: bwrap, probeTimeoutMs: 300 } });
 		const first = await h.invoke('run_command', { command: 'touch ran' });
 		assert.equal(first.error?.code, 'sandbox_unavailable', resultText(first));
 		assert.match(first.error!.message, /the check that bubblewrap works gave no answer within 0\.3 s \(the machine may be busy\)\. Nothing was run\. Try again in a moment/);
-		assert.equal(fs.existsSync(tree.file('ran')), false);
+		assert.equal(fs.existsSync(made.tree.file('ran')), false);
 		assert.equal(h.asked.length, 0);
 		const second = await h.invoke('run_command', { command: 'touch ran && echo "$$"' });
 		assert.equal(second.error, undefined, resultText(second));
 		assert.equal(second.metadata.sandbox, 'bwrap');
-		assert.equal(fs.existsSync(tree.file('ran')), true);
+		assert.equal(fs.existsSync(made.tree.file('ran')), true);
 	});
 
 	it('a call that asked to run outside the sandbox is not held up by it', async () => {
-		const bwrap = path.join(tools.root, 'bwrap');
+		const bwrap = path.join(made.tools.root, 'bwrap');
 		fs.writeFileSync(bwrap, '#!/bin/sh\nexec sleep 30\n', { mode: 0o755 });
 		const decision = await decideSandbox({ mode: 'auto', network: 'off', denyRead: [] }, { bwrapPath: bwrap, probeTimeoutMs: 300 }, true);
 		assert.deepEqual(decision, { kind: 'none', why: 'escalated', detail: 'the call asked to run outside the sandbox (sandbox: false)' });

@@ -393,9 +393,9 @@ class StreamSink {
 
 	private writeLog(chunk: Buffer): void {
 		if (!this.logFile || this.logError !== undefined) return;
-		// Past the cap the rest of the stream is only in the buffer (an empty piece is written, at no cost).
+		// Past the cap the rest of the stream is only in the buffers: nothing more goes to the log.
 		const room = this.logFile.cap - this.logBytes;
-		this.logCut = chunk.length > room;
+		if (chunk.length > room) this.logCut = true;
 		if (!this.log) {
 			// A larger queue lets the stream batch chunks into one writev; memory stays bounded by it.
 			this.log = fs.createWriteStream(this.logFile.path, { highWaterMark: 1024 * 1024, mode: 0o600 });
@@ -404,6 +404,7 @@ class StreamSink {
 				this.stream.resume();
 			});
 		}
+		if (room <= 0) return;
 		const piece = chunk.subarray(0, room);
 		this.logBytes += piece.length;
 		// Backpressure: a command can print faster than the disk takes it; waiting costs no memory.

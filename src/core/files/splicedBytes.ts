@@ -40,6 +40,9 @@ export class SplicedBytes {
 	 * native search, or across the joins of pieces in a small window around each join.
 	 */
 	indexOf(needle: Buffer, from: number): number {
+		// A window of the needle's size is copied at each join: past the size of the whole, the
+		// joined bytes (made once, kept) cost less to search.
+		if (this.pieces.length > 1 && this.pieces.length * needle.length > this.byteLength) return this.whole().indexOf(needle, from);
 		let start = 0;
 		for (const piece of this.pieces) {
 			const end = start + piece.length;

@@ -6,8 +6,8 @@ import { DEFAULT_FORMAT, fitToFormat, hasBom } from './text';
 /**
  * Exact replacements done on a file's bytes, for the common case of edit_file: valid UTF-8 with LF
  * line endings, each oldText found exactly (once, or every time with replaceAll). A 50 MB file is
- * then searched with memmem and never copied: the result is the old bytes cut into pieces around
- * the new text (see SplicedBytes), never decoded to a string and encoded back.
+ * then searched with memmem and not copied: the result is the old bytes cut into pieces around
+ * the new text (see SplicedBytes; joined only past MAX_PIECES), never decoded to a string and encoded back.
  *
  * UTF-8 is self-synchronising, so the byte occurrences of a needle are exactly its character
  * occurrences in the decoded text, and the bytes out are those the text path would encode.
@@ -49,9 +49,6 @@ export function replaceExactBytes(before: Uint8Array, edits: readonly ByteEdit[]
 		const needle = Buffer.from(fitToFormat(edit.oldText, DEFAULT_FORMAT), 'utf8');
 		const replacement = Buffer.from(fitToFormat(edit.newText, DEFAULT_FORMAT), 'utf8');
 		if (needle.length === 0) return undefined;
-		// The search copies a needle-sized window at each join of pieces: past the size of the whole,
-		// joining them once costs less.
-		if (bytes.pieces.length > 1 && bytes.pieces.length * needle.length > bytes.byteLength) bytes = SplicedBytes.of(bytes.whole());
 		const found: number[] = [];
 		for (let at = bytes.indexOf(needle, start); at !== -1; at = bytes.indexOf(needle, at + needle.length)) {
 			found.push(at);

@@ -292,7 +292,10 @@ async function searchRuntime(host: SandboxHostOptions): Promise<Runtime | undefi
 	if (known) return known.ok ? known.runtime : undefined;
 	if (platform === 'linux' && fs.existsSync(bwrap)) return { kind: 'bwrap', bwrap };
 	const available = await sandboxAvailability(host);
-	return available.ok ? available.runtime : undefined;
+	if (available.ok) return available.runtime;
+	// No answer in time says nothing either way: as for a command, nothing runs unconfined for it.
+	if (available.unanswered) throw new ToolError('io', `The search sandbox could not be checked: ${available.reason}. Nothing was searched. Try again in a moment.`);
+	return undefined;
 }
 
 /** True when a confined program printed nothing and ended with the sandbox's own complaint: it never started. */

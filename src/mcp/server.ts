@@ -12,7 +12,7 @@ import type { Approval, SettingsOverrides } from '../core/policy/settings';
 import { ALL_TOOLS, ToolRegistry } from '../tools';
 import { CustomToolCatalog } from '../tools/custom/catalog';
 import { formatProblem } from '../tools/custom/definitions';
-import type { ToolDescription } from '../tools/description';
+import { describeTool, type ToolDescription } from '../tools/description';
 import { modelName } from '../tools/tool';
 
 export interface McpOptions {
@@ -69,7 +69,7 @@ export function createMcpServer(options: McpOptions): { server: Server; dispose(
 	const refreshAndTell = async (opened: Workspace) => {
 		if (await refreshCustomTools(opened)) await server.sendToolListChanged();
 	};
-	const descriptions = new ToolRegistry(builtIns, createNodeEnvironment({ roots: [] })).listDefinitions();
+	const descriptions = builtIns.map(tool => describeTool(tool));
 
 	server.setRequestHandler(ListToolsRequestSchema, async () => {
 		let opened;

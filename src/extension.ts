@@ -4,8 +4,8 @@ import { LazyWorkbench, registerEntryPoints } from './vscode/entryPoints';
 
 /**
  * The one thing `deactivate` needs from `activate`: VS Code waits for the promise it returns, and
- * disposal cannot be awaited. Everything else lives in objects `activate` makes and the
- * subscriptions own.
+ * disposal cannot be awaited. Everything else lives in the workbench's objects (workbench.ts),
+ * owned by context.subscriptions.
  */
 let workbench: LazyWorkbench | undefined;
 
@@ -23,7 +23,8 @@ export function activate(context: vscode.ExtensionContext): ToolbeltApi & { read
 	});
 	workbench = lazy;
 	const api = registerEntryPoints(context, lazy);
-	const soon = setTimeout(() => lazy.get().catch(error => console.error('Toolbelt could not start:', error)), 0);
+	// A failure is logged and told by the workbench's loader itself.
+	const soon = setTimeout(() => lazy.get().catch(() => undefined), 0);
 	context.subscriptions.push({ dispose: () => clearTimeout(soon) });
 	// Measured for `npm run bench` and told in the log once the workbench is up.
 	const activationMs = performance.now() - started;

@@ -11,6 +11,7 @@ import type { Workbench } from './workbench';
  */
 export class LazyWorkbench {
 	private started: Promise<Workbench> | undefined;
+	private toldFailure = false;
 	readonly toolEvents = new vscode.EventEmitter<ToolEvent>();
 	readonly customToolsChanged = new vscode.EventEmitter<void>();
 
@@ -19,11 +20,29 @@ export class LazyWorkbench {
 	}
 
 	get(): Promise<Workbench> {
-		return (this.started ??= this.start().then(workbench => {
-			this.subscriptions.push(workbench.onDidInvokeTool(event => this.toolEvents.fire(event)));
-			if (workbench.customTools) this.subscriptions.push(workbench.customTools.onDidChangeMcpServerDefinitions(() => this.customToolsChanged.fire()));
-			return workbench;
-		}));
+		return (this.started ??= this.start().then(
+			workbench => {
+				this.subscriptions.push(workbench.onDidInvokeTool(event => this.toolEvents.fire(event)));
+				if (workbench.customTools) this.subscriptions.push(workbench.customTools.onDidChangeMcpServerDefinitions(() => this.customToolsChanged.fire()));
+				return workbench;
+			},
+			error => this.failedToStart(error),
+		));
+	}
+
+	/**
+	 * A start that failed is not kept: the next entry point used tries again. The person is told
+	 * once; each caller (a model among them) gets what happened and what to do, not a loader's words.
+	 */
+	private failedToStart(error: unknown): never {
+		this.started = undefined;
+		const message = `Toolbelt could not start (${(error as Error)?.message ?? String(error)}). Reload the window (Developer: Reload Window); if it keeps failing, reinstall the extension. The details are in the extension host log.`;
+		console.error('Toolbelt could not start:', error);
+		if (!this.toldFailure) {
+			this.toldFailure = true;
+			void vscode.window.showErrorMessage(message);
+		}
+		throw new Error(message);
 	}
 
 	/** Stops the sessions, when the workbench was started (none can run otherwise). */

@@ -173,7 +173,7 @@ describe('stale rules through the tools', () => {
 			tree = makeTree();
 			const { memory, harness } = virtual('/ws', { 'src/a.txt': 'a\n' });
 			for (const [tool, input] of [['write_file', { path: 'src', content: 'x' }], ['edit_file', { path: 'src', edits: [{ oldText: 'a', newText: 'b' }] }]] as const) {
-				assert.deepEqual(await harness.error(tool, input), { code: 'is_directory', message: 'src is not a file (a folder?). Give the path of a file; list the folder with list_dir.' }, tool);
+				assert.deepEqual(await harness.error(tool, input), { code: 'is_directory', message: 'src is a directory, not a file. Use list_dir to see what it holds, and give the path of a file.' }, tool);
 			}
 			assert.equal(memory.reads.size, 0);
 			assert.deepEqual([...memory.files.keys()], ['/ws/src/a.txt']);

@@ -277,7 +277,8 @@ async function readVirtualAsChanged(ctx: ChangeContext, absolute: string, displa
 	}
 	const stat = await fileSystem.stat(absolute).catch(() => null);
 	if (stat === null) return { exists: false, bytes: null, fromEditor: false };
-	if (!stat.isFile()) throw new ToolError('is_directory', `${displayPath} is not a file (a folder?). Give the path of a file; list the folder with list_dir.`);
+	if (stat.isDirectory()) throw new ToolError('is_directory', `${displayPath} is a directory, not a file. Use list_dir to see what it holds, and give the path of a file.`);
+	if (!stat.isFile()) throw new ToolError('io', `${displayPath} is not a regular file (a device, socket or pipe); these tools neither read nor change such files. Give the path of a regular file.`);
 	check?.({ mtimeMs: stat.mtimeMs, size: stat.size });
 	return { exists: true, bytes: await readBounded(fileSystem, absolute, displayPath), fromEditor: false };
 }

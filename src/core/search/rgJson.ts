@@ -49,7 +49,9 @@ const SMALL_PART_BYTES = 64 * 1024;
 /**
  * A LineHandler for runRg that hands `onMessage` each match, context and end message of rg's
  * --json output. `wholeBytes`: messages up to this size are parsed whole (tests lower it to
- * stream small ones). An end message is small (a path and counts), so it is always parsed whole.
+ * stream small ones). An end message is small (a path and counts): at the default size it is
+ * parsed whole; one longer than `wholeBytes` is skipped, so tests that lower it see no end messages
+ * for long paths.
  */
 export function rgJsonHandler(onMessage: (message: RgJsonMessage) => boolean | void, wholeBytes = WHOLE_MESSAGE_BYTES): LineHandler & { maxLineBytes: number } {
 	return {

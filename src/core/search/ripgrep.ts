@@ -158,7 +158,8 @@ interface RgRunOptions {
 	/**
 	 * Runs rg in the read-only search sandbox, seeing `cwd` and nothing else of the user's, so a
 	 * folder swapped for a link to the outside mid-search leads nowhere. Undefined: rg runs plainly
-	 * (toolbelt.sandbox.mode "off", or a host without a sandbox).
+	 * (toolbelt.sandbox.mode "off", or a host without a sandbox). Set, rg also runs plainly when the
+	 * sandbox fails to start and the check then finds this host has none (see searchSandboxFailed).
 	 */
 	readonly confine?: SandboxHostOptions;
 	/**
@@ -192,7 +193,8 @@ const MAX_LINE_BYTES = 64 * 1024;
 /**
  * Runs rg and hands each stdout line to the handler as it arrives. Rejects with CancelledError when
  * the signal fires (rg is killed first). The one place rg is started: whatever wraps it (a sandbox)
- * wraps it here.
+ * wraps it here, and where that sandbox fails to start on a host found to have none, rg is started
+ * a second time, plainly.
  */
 export async function runRg(args: readonly string[], options: RgOptions): Promise<RgRun> {
 	if (options.signal?.aborted) throw new CancelledError('The search');

@@ -39,15 +39,21 @@ function toJson(result: ToolResult): string {
 	return JSON.stringify({ content, metadata: result.metadata, error: result.error ?? null }, null, 2);
 }
 
-export async function run(args: RunArgs): Promise<number> {
-	let env;
+type NodeEnvironment = ReturnType<typeof createNodeEnvironment>;
+
+/** The environment for the roots given; roots that cannot be used are the caller's mistake. */
+function environmentFor(options: Parameters<typeof createNodeEnvironment>[0]): NodeEnvironment {
 	try {
-		env = createNodeEnvironment({ roots: args.roots, settings: args.settings, storageDir: args.storageDir, confirm: args.yes ? async () => true : askOnTerminal });
+		return createNodeEnvironment(options);
 	} catch (error) {
 		// An unsafe storage folder is not a usage mistake: its message says what to do.
 		if (error instanceof StorageError) throw error;
 		throw new UsageError((error as Error).message);
 	}
+}
+
+export async function run(args: RunArgs): Promise<number> {
+	const env = environmentFor({ roots: args.roots, settings: args.settings, storageDir: args.storageDir, confirm: args.yes ? async () => true : askOnTerminal });
 	const registry = new ToolRegistry(ALL_TOOLS, env);
 	await offerCustomTools(registry, env);
 	const controller = new AbortController();
@@ -74,12 +80,7 @@ async function pruneQuietly(storageDir: string, limits: BackupLimits): Promise<v
 
 /** `toolbelt list` for workspace folders where custom tools may be defined: the built-in tools and theirs. */
 export async function listWithCustomTools(roots: string[]): Promise<number> {
-	let env;
-	try {
-		env = createNodeEnvironment({ roots });
-	} catch (error) {
-		throw new UsageError((error as Error).message);
-	}
+	const env = environmentFor({ roots });
 	const registry = new ToolRegistry(ALL_TOOLS, env);
 	await offerCustomTools(registry, env);
 	process.stdout.write(`${JSON.stringify(registry.listDefinitions(), null, 2)}\n`);
@@ -87,7 +88,7 @@ export async function listWithCustomTools(roots: string[]): Promise<number> {
 }
 
 /** Adds the workspace's custom tools to a registry; each definition with a problem is told on stderr instead. */
-async function offerCustomTools(registry: ToolRegistry, env: ReturnType<typeof createNodeEnvironment>): Promise<void> {
+async function offerCustomTools(registry: ToolRegistry, env: NodeEnvironment): Promise<void> {
 	const catalog = new CustomToolCatalog(env.boundary);
 	await catalog.reload();
 	for (const problem of catalog.problems) process.stderr.write(`toolbelt: custom tool not offered: ${formatProblem(problem)}\n`);

@@ -16,6 +16,17 @@ describe('package.json contributions (commands, views, settings)', () => {
 		for (const id of palette.keys()) assert.ok(contributes.commands.some((command: { command: string }) => command.command === id), `${id} is in the palette menu but not contributed`);
 	});
 
+	it('every contributed command has a handler, and every handler is contributed', () => {
+		// commandHandlers needs VS Code to run; its table is read from the source instead. Activation
+		// registers the ids package.json names and looks each handler up when the command first runs.
+		const source = fs.readFileSync(path.join(root, 'src/vscode/commands.ts'), 'utf8');
+		const table = source.slice(source.indexOf('export function commandHandlers'));
+		const handled = [...table.matchAll(/\bcommand\('(toolbelt\.[\w.]+)'/g)].map(match => match[1]).sort();
+		const contributed = contributes.commands.map((command: { command: string }) => command.command).sort();
+		assert.ok(handled.length >= 15, `only ${handled.length} handlers found: has commandHandlers changed shape?`);
+		assert.deepEqual(handled, contributed);
+	});
+
 	it('commands that need a folder or an editor say so; internal ones are hidden', () => {
 		const when = (id: string) => contributes.menus.commandPalette.find((entry: { command: string }) => entry.command === id)?.when ?? '';
 		for (const id of ['toolbelt.runTool', 'toolbelt.searchWorkspace', 'toolbelt.findFiles', 'toolbelt.applyPatchFromClipboard', 'toolbelt.restoreBackup', 'toolbelt.openPlan']) {

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { cacheFileName, loadWithCodeCache } from '../../src/cli/launch';
+import { bundleOfKey, cacheFileName, loadWithCodeCache } from '../../src/cli/launch';
 
 interface Answers {
 	answer(): number;
@@ -66,5 +66,32 @@ describe('CLI launcher: the bundle through a V8 code cache', () => {
 		assert.equal(loaded.exports.answer(), 42);
 		loaded.save();
 		assert.equal(fs.existsSync(cacheFile()), false);
+	});
+
+	it('removes the caches of bundles that are gone when it writes one, and keeps those of bundles still there', () => {
+		const copy = (folder: string) => {
+			const other = path.join(dir, folder, 'bundle.js');
+			fs.mkdirSync(path.dirname(other));
+			fs.copyFileSync(bundle, other);
+			return other;
+		};
+		const kept = copy('kept');
+		const gone = copy('old version');
+		loadWithCodeCache<Answers>(kept, base).save();
+		loadWithCodeCache<Answers>(gone, base).save();
+		fs.writeFileSync(path.join(base, 'cli-code-cache-unreadable-1'), 'no key line');
+		fs.rmSync(path.dirname(gone), { recursive: true });
+		// A start that finds its cache writes none, and so removes nothing.
+		assert.equal(fs.readdirSync(base).length, 3);
+		loadWithCodeCache<Answers>(bundle, base).save();
+		assert.deepEqual(fs.readdirSync(base).sort(), [cacheFileName(bundle), cacheFileName(kept)].sort());
+		assert.equal(loadWithCodeCache<Answers>(kept, base).cached, true);
+	});
+
+	it('reads the bundle path back from a key, spaces included', () => {
+		assert.equal(bundleOfKey(Buffer.from('v22.1.0 x64 120 1700000000000.5 42 /opt/a b/cli.js\nDATA')), '/opt/a b/cli.js');
+		assert.equal(bundleOfKey(Buffer.from('v22.1.0 x64 120 1 42 relative.js\n')), undefined);
+		assert.equal(bundleOfKey(Buffer.from('v22.1.0 x64 /opt/cli.js 120')), undefined);
+		assert.equal(bundleOfKey(undefined), undefined);
 	});
 });

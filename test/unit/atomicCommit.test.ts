@@ -260,6 +260,21 @@ describe('applyChangesAtomically: commit and rollback', () => {
 		assert.equal(read('moved.txt'), 'b\n');
 	});
 
+	it('puts a deleted or moved symlink back as the same symlink, not as a copy of its file', async function () {
+		if (process.platform === 'win32') this.skip();
+		fs.symlinkSync('a.txt', tree.file('gone.lnk'));
+		fs.symlinkSync('dir/c.txt', tree.file('moving.lnk'));
+		await assert.rejects(
+			applyChangesAtomically([change('gone.lnk', 'a\n', null), change('moving.lnk', 'c\n', 'c\n', 'moved.txt'), change('b.txt', 'b\n', 'B\n')], undefined, failAt(2)),
+			(error: ToolError) => /The files written before it were restored: nothing was changed\.$/.test(error.message),
+		);
+		assert.equal(fs.readlinkSync(tree.file('gone.lnk')), 'a.txt');
+		assert.equal(fs.readlinkSync(tree.file('moving.lnk')), 'dir/c.txt');
+		assert.equal(exists('moved.txt'), false);
+		assert.equal(read('a.txt'), 'a\n');
+		assert.equal(read('dir/c.txt'), 'c\n');
+	});
+
 	it('a move whose source cannot be removed takes its new copy back, and the set is put back', async () => {
 		await assert.rejects(
 			applyChangesAtomically([change('a.txt', 'a\n', 'A\n'), change('dir/c.txt', 'c\n', 'C\n', 'moved.txt')], undefined, before(1, () => {

@@ -363,6 +363,8 @@ interface Prepared {
 	/** Disk bytes before (null: there was no file; undefined: not kept, as a set of one change is never put back). */
 	readonly original: Uint8Array | null | undefined;
 	readonly originalMode?: number;
+	/** What the entry removed (a deletion's, a move's source) pointed to, when it was a symlink: put back as one. */
+	readonly link?: string;
 }
 
 /** A seam for tests to make the commit phase fail at a chosen file (a disk error cannot be ordered). */
@@ -470,7 +472,8 @@ async function prepare(folders: Folders, change: FileChange, remember: boolean, 
 	const moves = isMove(change);
 	const known = change.before === null ? undefined : options.onDisk?.get(change.path);
 	const source = await sourceOf(change, remember, known, boundary);
-	if (change.after === null) return { change, original: remember ? originalOf(known, source) : undefined, originalMode: remember ? source.mode : undefined };
+	const link = remember && (change.after === null || moves) ? await linkAt(change, boundary) : undefined;
+	if (change.after === null) return { change, original: remember ? originalOf(known, source) : undefined, originalMode: remember ? source.mode : undefined, link };
 	const display = change.movedTo?.displayPath ?? change.displayPath;
 	const place = await placeOf(change.movedTo?.path ?? change.path, display, boundary, true, options.realPaths);
 	const fresh = change.before === null || moves;
@@ -479,7 +482,26 @@ async function prepare(folders: Folders, change: FileChange, remember: boolean, 
 	if (!remember) return { change, staged, original: undefined };
 	// A file written in place: the one the temp replaces tells whether it is still there, and its mode.
 	if (change.before !== null && !change.movedTo && source.bytes === undefined) return { change, staged, original: staged.replaced ? known : null, originalMode: staged.replaced?.mode };
-	return { change, staged, original: originalOf(known, source), originalMode: source.mode };
+	return { change, staged, original: originalOf(known, source), originalMode: source.mode, link };
+}
+
+/** What the entry at a change's path points to, if it is a symlink (its bytes are its target's). */
+async function linkAt(change: FileChange, boundary: Boundary | undefined): Promise<string | undefined> {
+	try {
+		const place = await placeOf(change.path, change.displayPath, boundary, false);
+		// A folder of its own, closed after: the change set's pin of it is made when the commit needs it.
+		return await inPinnedFolder(place.display, { reach: boundary, expect: place.folder }, folder => fs.promises.readlink(folder.entry(place.name)));
+	} catch {
+		// Not a symlink, or nothing there to read: the commit itself says what is wrong with the path.
+		return undefined;
+	}
+}
+
+/** Puts a removed symlink back, through its checked folder; never over anything made there since. */
+async function restoreLink(folders: Folders, change: FileChange, link: string, boundary: Boundary | undefined): Promise<void> {
+	const place = await placeOf(change.path, change.displayPath, boundary, false);
+	const folder = await folders.pin(place.folder, place.display);
+	await fs.promises.symlink(link, folder.entry(place.name));
 }
 
 /**
@@ -545,11 +567,13 @@ function ignoreMissing(error: NodeJS.ErrnoException): void {
 /** Undoes committed changes, newest first (the folders made are removed after). Returns the display paths it could not restore. */
 async function rollback(folders: Folders, applied: readonly Prepared[], boundary: Boundary | undefined): Promise<string[]> {
 	const unrestored: string[] = [];
-	for (const { change, staged, original, originalMode } of [...applied].reverse()) {
+	for (const { change, staged, original, originalMode, link } of [...applied].reverse()) {
 		try {
 			// What was written where no file was (a new file, a move's target, a file gone since it was planned) goes.
 			if (staged && (original === null || isMove(change))) await removeEntry(folders, staged.place);
-			if (original) {
+			if (link !== undefined) {
+				await restoreLink(folders, change, link, boundary);
+			} else if (original) {
 				await writeIn(folders, change.path, original, { boundary, display: change.displayPath, ...(originalMode !== undefined ? { mode: originalMode & 0o7777 } : {}) });
 			}
 		} catch {

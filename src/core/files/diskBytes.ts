@@ -1,0 +1,142 @@
+import { createHash } from 'node:crypto';
+import * as fs from 'node:fs';
+import { throwIfAborted, ToolError } from '../results/errors';
+
+/**
+ * A big file's bytes left on disk instead of held in memory. An exact edit of one line in a 50 MB
+ * file reads the file through one small buffer (STREAM_CHUNK), and keeps only what it learned: the
+ * size and SHA-256 of the bytes it read, where the edit goes, and the lines around it for the diff.
+ * The commit then checks the file against that digest and writes the new file by copying the old
+ * one around the edit, a chunk at a time. Fresh memory is what a whole-file buffer costs most: a
+ * new 50 MB buffer is paged in by the kernel on first touch, once when the file is read into it
+ * and again when it is first searched, which took longer than `sed -i` takes for the whole edit.
+ */
+
+/** The code of readChunks' error for a file that ended before its size. */
+const SHORTER = 'ESHORTER';
+
+/** Bytes read at a time: one buffer, used again for every chunk. */
+export const STREAM_CHUNK = 1024 * 1024;
+
+/** Bytes read (synchronously, see readChunks) before the event loop gets a turn. */
+const YIELD_BYTES = 8 * STREAM_CHUNK;
+
+/** The lines around an edit, kept for the diff (the rest of the file is not read again for it). */
+export interface Excerpt {
+	/** Offset of its first byte in the file (a line start). */
+	readonly start: number;
+	readonly bytes: Buffer;
+	/** Line endings before `start`: the excerpt's first line is line `lines + 1`. */
+	readonly lines: number;
+	/** Whole lines it holds before the edit's line and after the edit's last line (or the file's ends). */
+	readonly linesAround: number;
+}
+
+/**
+ * What a change was computed from, when that is a file left on disk: its bytes are those of `path`
+ * whose SHA-256 is `sha256`. Anything that needs them whole reads them again (whole()), and gets
+ * them only if they still have that digest.
+ */
+export class DiskBytes {
+	constructor(
+		readonly path: string,
+		readonly display: string,
+		readonly byteLength: number,
+		readonly sha256: string,
+		readonly excerpt: Excerpt,
+	) {}
+
+	/** The bytes, read again now and checked against the digest (for the few consumers that need one buffer). */
+	whole(): Buffer {
+		const bytes = fs.readFileSync(this.path);
+		if (bytes.length !== this.byteLength || sha256Of(bytes) !== this.sha256) throw changedOnDisk(this.display);
+		return bytes;
+	}
+}
+
+/** New bytes that are a DiskBytes with `length` bytes at `at` replaced by `replacement`. */
+export class DiskSplice {
+	readonly byteLength: number;
+
+	constructor(
+		readonly source: DiskBytes,
+		readonly at: number,
+		readonly length: number,
+		readonly replacement: Buffer,
+	) {
+		this.byteLength = source.byteLength - length + replacement.length;
+	}
+
+	/** The new bytes as one buffer (the source read again, see DiskBytes.whole). */
+	whole(): Buffer {
+		const old = this.source.whole();
+		return Buffer.concat([old.subarray(0, this.at), this.replacement, old.subarray(this.at + this.length)]);
+	}
+
+	/** The source's excerpt with the edit made in it: the new side of the diff. */
+	excerptAfter(): Buffer {
+		const { start, bytes } = this.source.excerpt;
+		const at = this.at - start;
+		return Buffer.concat([bytes.subarray(0, at), this.replacement, bytes.subarray(at + this.length)]);
+	}
+
+	/**
+	 * Writes the new bytes to `out` (at its position): the source, read from `from` (opened and
+	 * checked by the caller), copied around the edit a chunk at a time. Every byte read is hashed:
+	 * a source that no longer has the digest the change was made on fails the write.
+	 */
+	async copyTo(out: fs.promises.FileHandle, from: fs.promises.FileHandle, display: string, signal?: AbortSignal): Promise<void> {
+		const end = this.at + this.length;
+		const hash = createHash('sha256');
+		await readChunks(from, this.source.byteLength, signal, async (chunk, offset) => {
+			hash.update(chunk);
+			const chunkEnd = offset + chunk.length;
+			// The old bytes before the edit, the new text where the edit starts, the old bytes after it.
+			if (offset < this.at) await writeFully(out, chunk.subarray(0, Math.min(chunk.length, this.at - offset)));
+			if (offset <= this.at && this.at < chunkEnd) await writeFully(out, this.replacement);
+			if (chunkEnd > end) await writeFully(out, chunk.subarray(Math.max(0, end - offset)));
+		}).catch(error => {
+			throw (error as NodeJS.ErrnoException).code === SHORTER ? changedOnDisk(display) : error;
+		});
+		// An edit at the very end of the file (an empty file cannot be edited, so never at 0 of 0).
+		if (this.at === this.source.byteLength) await writeFully(out, this.replacement);
+		if (hash.digest('hex') !== this.source.sha256) throw changedOnDisk(display);
+	}
+}
+
+/**
+ * Reads `size` bytes of an open file in order, through one reused buffer, handing each chunk to
+ * `visit` (the chunk is overwritten afterwards). A file shorter than `size` fails: it changed.
+ */
+export async function readChunks(handle: fs.promises.FileHandle, size: number, signal: AbortSignal | undefined, visit: (chunk: Buffer, offset: number) => void | Promise<void>): Promise<void> {
+	const buffer = Buffer.allocUnsafeSlow(Math.min(STREAM_CHUNK, Math.max(size, 1)));
+	let sinceYield = 0;
+	for (let offset = 0; offset < size;) {
+		throwIfAborted(signal, 'Reading the file');
+		const bytesRead = fs.readSync(handle.fd, buffer, 0, Math.min(buffer.length, size - offset), offset);
+		if (bytesRead === 0) throw Object.assign(new Error('the file became shorter while it was read'), { code: SHORTER });
+		await visit(buffer.subarray(0, bytesRead), offset);
+		offset += bytesRead;
+		sinceYield += bytesRead;
+		if (sinceYield >= YIELD_BYTES) {
+			sinceYield = 0;
+			await new Promise(resolve => setImmediate(resolve));
+		}
+	}
+}
+
+export function sha256Of(bytes: Uint8Array): string {
+	return createHash('sha256').update(bytes).digest('hex');
+}
+
+async function writeFully(out: fs.promises.FileHandle, bytes: Buffer): Promise<void> {
+	for (let written = 0; written < bytes.length;) written += fs.writeSync(out.fd, bytes, written, bytes.length - written);
+}
+
+function changedOnDisk(display: string): ToolError {
+	return new ToolError(
+		'stale_write',
+		`${display} changed on disk since you were shown the change, so the change shown no longer fits it. Nothing was written. Read it again with read_file, then redo your change on its current content.`,
+		{ path: display },
+	);
+}

@@ -90,7 +90,7 @@ const EXCERPT_MAX_BYTES = 4 * 1024 * 1024;
 
 /**
  * replaceExactBytes for one edit of a big file, without holding the file: its bytes are read once,
- * through one small buffer, checked as replaceExactBytes checks them (no CR, not binary, valid
+ * through small buffers, checked as replaceExactBytes checks them (no CR, not binary, valid
  * UTF-8), searched for the oldText, and digested. The result leaves the file on disk (DiskBytes)
  * and the new bytes as that file with one range replaced (DiskSplice). Undefined wherever
  * replaceExactBytes would not apply, or the text occurs more than once: the caller then makes the

@@ -135,6 +135,16 @@ describe('edit_file on a file over 1 MB', () => {
 		}
 	});
 
+	it('edits a file down to 1 MB or less, and the next edit of it is not stale', async () => {
+		const original = `${textOf(1024 * 1024 - 500)}CUT${'x'.repeat(2000)}\n`;
+		tree = makeTree({ 'big.txt': original });
+		const h = makeHarness(tree.root);
+		await h.text('edit_file', { path: 'big.txt', edits: [{ oldText: `CUT${'x'.repeat(2000)}`, newText: 'cut' }] });
+		assert.ok(fs.statSync(tree.file('big.txt')).size <= 1024 * 1024);
+		await h.text('edit_file', { path: 'big.txt', edits: [{ oldText: 'cut', newText: 'CUT' }] });
+		assert.equal(fs.readFileSync(tree.file('big.txt'), 'utf8'), original.replace(`CUT${'x'.repeat(2000)}`, 'CUT'));
+	});
+
 	it('keeps CRLF line endings of a big file (edited in memory)', async () => {
 		const original = textOf(1_200_000).replace(/\n/g, '\r\n');
 		tree = makeTree({ 'crlf.txt': original });

@@ -10,7 +10,7 @@ import { everyInOrder } from '../files/inParallel';
 import { OpenedFile, openForReading } from '../files/verifiedOpen';
 import { FileSystem, nodeFileSystem, readBounded } from '../files/fileSystem';
 import { FileBytes, wholeBytes } from '../files/splicedBytes';
-import { DiskBytes } from '../files/diskBytes';
+import { DiskBytes, DiskSplice } from '../files/diskBytes';
 
 /**
  * The stale-write rules: a change is made on what the model last saw and committed only onto the
@@ -220,11 +220,12 @@ export async function readCurrent(ctx: ChangeContext, absolute: string, displayP
 /**
  * A file over DIGEST_MAX_BYTES that a change may be computed on without holding it (see DiskBytes):
  * opened through a checked descriptor, after the stale-write check, for the caller to read in
- * chunks and close. Undefined where the change must be made on bytes in memory: a virtual
- * workspace, an editor's unsaved text, a missing or small file (readCurrent then says why).
+ * chunks and close. Undefined where the change must be made on bytes in memory: in VS Code (its
+ * WorkspaceEdit takes the new bytes whole, and its diff views read both sides after the write), a
+ * virtual workspace, an editor's unsaved text, a missing or small file (readCurrent then says why).
  */
 export async function openLargeOnDisk(ctx: ChangeContext, absolute: string, displayPath: string): Promise<OpenedFile | undefined> {
-	if (!ctx.boundary.fileSystem.local || ctx.host.dirtyText(absolute) !== undefined) return undefined;
+	if (ctx.host.kind !== 'node' || !ctx.boundary.fileSystem.local || ctx.host.dirtyText(absolute) !== undefined) return undefined;
 	let file: OpenedFile;
 	try {
 		file = await openForReading(absolute, displayPath, ctx.boundary, 'write');
@@ -256,6 +257,8 @@ export async function currentVersion(handle: fs.promises.FileHandle): Promise<Fi
 }
 
 export function withDigest(version: FileVersion, bytes: FileBytes | null): FileVersion {
+	// New bytes copied from a file left on disk are not in memory, and that file is gone now.
+	if (bytes instanceof DiskSplice) return version;
 	return bytes !== null && bytes.byteLength === version.size && bytes.byteLength <= DIGEST_MAX_BYTES ? { ...version, sha256: digest(wholeBytes(bytes)) } : version;
 }
 

@@ -130,7 +130,7 @@ async function measureAll(storageDir) {
 	if (wanted('edit_file')) {
 		console.log('durability: edit_file copies the original to a backup (copyFile: a clone or an in-kernel copy; not flushed), writes a temp by copying the file around the edit while checking its SHA-256 against the one the edit was made on,'
 			+ ' fsyncs the temp, renames it over the file and fsyncs the folder: after a crash the file is its old bytes or its new ones;'
-			+ ' sed -i writes a temp and renames it, with no fsync and no backup (a crash soon after may lose the new content, or leave an empty file).');
+			+ ' sed -i writes a temp and renames it, with no fsync and no backup (a crash soon after may lose the new content).');
 	}
 }
 

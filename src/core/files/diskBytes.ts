@@ -12,8 +12,6 @@ import { throwIfAborted, ToolError } from '../results/errors';
  * and again when it is first searched, which took longer than `sed -i` takes for the whole edit.
  */
 
-/** The code of readChunks' error for a file that ended before its size. */
-const SHORTER = 'ESHORTER';
 
 /** Bytes read at a time, into buffers used again for every chunk. */
 export const STREAM_CHUNK = 1024 * 1024;
@@ -93,7 +91,7 @@ export class DiskSplice {
 			if (offset <= this.at && this.at < chunkEnd) await writeFully(out, this.replacement);
 			if (chunkEnd > end) await writeFully(out, chunk.subarray(Math.max(0, end - offset)));
 		}).catch(error => {
-			throw (error as NodeJS.ErrnoException).code === SHORTER ? changedOnDisk(display) : error;
+			throw error instanceof FileShrank ? changedOnDisk(display) : error;
 		});
 		// An edit at the very end of the file (an empty file cannot be edited, so never at 0 of 0).
 		if (this.at === this.source.byteLength) await writeFully(out, this.replacement);
@@ -115,7 +113,7 @@ export async function readChunks(handle: fs.promises.FileHandle, size: number, s
 	let reading = size > 0 ? readAt(0, buffers[0]) : undefined;
 	for (let offset = 0, turn = 0; reading; turn ^= 1) {
 		const { bytesRead, buffer } = await reading;
-		if (bytesRead === 0) throw Object.assign(new Error('the file became shorter while it was read'), { code: SHORTER });
+		if (bytesRead === 0) throw new FileShrank();
 		const next = offset + bytesRead;
 		reading = next < size ? readAt(next, buffers[turn ^ 1]) : undefined;
 		// A failed visit leaves no read behind it.
@@ -127,6 +125,13 @@ export async function readChunks(handle: fs.promises.FileHandle, size: number, s
 			throw error;
 		}
 		offset = next;
+	}
+}
+
+/** readChunks' error for a file that ended before its size: it changed while it was read. */
+export class FileShrank extends Error {
+	constructor() {
+		super('The file became shorter while it was read.');
 	}
 }
 

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import type * as fs from 'node:fs';
 import { looksBinary } from '../files/files';
 import { SplicedBytes } from '../files/splicedBytes';
-import { DiskBytes, DiskSplice, Excerpt, readChunks, STREAM_CHUNK } from '../files/diskBytes';
+import { DiskBytes, DiskSplice, Excerpt, FileShrank, readChunks, STREAM_CHUNK } from '../files/diskBytes';
 import { countNewlinesFast } from '../files/lineIndex';
 import { DEFAULT_FORMAT, fitToFormat, hasBom } from './text';
 
@@ -109,7 +109,8 @@ export async function scanExactEdit(
 	try {
 		await readChunks(file.handle, file.size, signal, (chunk, offset) => scan.take(chunk, offset, offset + chunk.length === file.size));
 	} catch (error) {
-		if (error instanceof NotForBytes) return undefined;
+		// A file that shrank while it was read is read again in memory (which sees what it is now).
+		if (error instanceof NotForBytes || error instanceof FileShrank) return undefined;
 		throw error;
 	}
 	if (scan.found === undefined) return undefined;

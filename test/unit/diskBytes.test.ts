@@ -118,6 +118,9 @@ describe('edit_file on a file over 1 MB', () => {
 		try {
 			const h = makeHarness(tree.root, { storageDir });
 			const text = await h.text('edit_file', { path: 'big.txt', edits: [{ oldText: 'THE LINE TO CHANGE', newText: 'THE LINE, CHANGED' }] });
+			// Made on the file left on disk (the person was asked about that very plan).
+			const request = h.asked[0];
+			assert.ok(request.kind === 'files' && request.changes[0].before instanceof DiskBytes && request.changes[0].after instanceof DiskSplice);
 			const expected = Buffer.from(original.toString().replace('THE LINE TO CHANGE', 'THE LINE, CHANGED'));
 			assert.ok(fs.readFileSync(tree.file('big.txt')).equals(expected));
 			const line = original.subarray(0, original.indexOf('THE LINE')).toString().split('\n').length;
@@ -143,6 +146,15 @@ describe('edit_file on a file over 1 MB', () => {
 		assert.ok(fs.statSync(tree.file('big.txt')).size <= 1024 * 1024);
 		await h.text('edit_file', { path: 'big.txt', edits: [{ oldText: 'cut', newText: 'CUT' }] });
 		assert.equal(fs.readFileSync(tree.file('big.txt'), 'utf8'), original.replace(`CUT${'x'.repeat(2000)}`, 'CUT'));
+	});
+
+	it('edits a file of 1 MB or less in memory', async () => {
+		tree = makeTree({ 'small.txt': `${textOf(1024 * 1024 - 100)}THE LINE\n` });
+		const h = makeHarness(tree.root);
+		await h.text('edit_file', { path: 'small.txt', edits: [{ oldText: 'THE LINE', newText: 'OUR LINE' }] });
+		const request = h.asked[0];
+		assert.ok(request.kind === 'files' && request.changes[0].before instanceof Uint8Array);
+		assert.match(fs.readFileSync(tree.file('small.txt'), 'utf8'), /OUR LINE\n$/);
 	});
 
 	it('keeps CRLF line endings of a big file (edited in memory)', async () => {

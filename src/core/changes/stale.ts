@@ -226,6 +226,8 @@ export async function readCurrent(ctx: ChangeContext, absolute: string, displayP
  */
 export async function openLargeOnDisk(ctx: ChangeContext, absolute: string, displayPath: string): Promise<OpenedFile | undefined> {
 	if (ctx.host.kind !== 'node' || !ctx.boundary.fileSystem.local || ctx.host.dirtyText(absolute) !== undefined) return undefined;
+	// A plain stat first: most files edited are small, and a checked open costs several calls.
+	if (((await statOrNull(nodeFileSystem, absolute))?.size ?? 0) <= DIGEST_MAX_BYTES) return undefined;
 	let file: OpenedFile;
 	try {
 		file = await openForReading(absolute, displayPath, ctx.boundary, 'write');

@@ -94,6 +94,25 @@ describe('edits of a file left on disk (DiskBytes)', () => {
 		assert.equal(await scan(Buffer.from(big), { oldText: 'line 10 of', newText: 'line 10 of' }), undefined);
 	});
 
+	it('copies the file around the edit into exactly the new bytes, wherever the edit falls against the chunks', async () => {
+		const big = textOf(2 * STREAM_CHUNK + 5000);
+		for (const at of [0, 5, STREAM_CHUNK - 4, STREAM_CHUNK, STREAM_CHUNK + 1, 2 * STREAM_CHUNK - 1, big.length - 3]) {
+			const bytes = Buffer.from(`${big.slice(0, at)}<EDIT>${big.slice(at)}`);
+			for (const newText of ['', 'x', 'a much longer replacement\nover two lines']) {
+				const scanned = (await scan(bytes, { oldText: '<EDIT>', newText }))!;
+				const copy = path.join(dir, 'copy.txt');
+				const [out, from] = [await fs.promises.open(copy, 'w'), await fs.promises.open(path.join(dir, 'f.txt'), 'r')];
+				try {
+					await scanned.after.copyTo(out, from, 'f.txt');
+				} finally {
+					await out.close();
+					await from.close();
+				}
+				assert.ok(fs.readFileSync(copy).equals(Buffer.from(`${big.slice(0, at)}${newText}${big.slice(at)}`)), `edit at ${at}, ${newText.length} bytes`);
+			}
+		}
+	});
+
 	it('whole() reads the bytes again only while they still have the digest', async () => {
 		const bytes = Buffer.from(textOf(1_100_000));
 		const scanned = (await scan(bytes, { oldText: 'line 5 of', newText: 'line five of' }))!;

@@ -93,8 +93,6 @@ export class DiskSplice {
 		}).catch(error => {
 			throw error instanceof FileShrank ? changedOnDisk(display) : error;
 		});
-		// An edit at the very end of the file (an empty file cannot be edited, so never at 0 of 0).
-		if (this.at === this.source.byteLength) await writeFully(out, this.replacement);
 		if (hash.digest('hex') !== this.source.sha256) throw changedOnDisk(display);
 	}
 }

@@ -128,7 +128,8 @@ async function measureAll(storageDir) {
 	table(rows);
 	console.log(`(best of ${ROUNDS} alternating medians of ${RUNS} warm runs each; baseline = rg with the same pattern and ignore flags, output read whole; find and sed through sh, their spawn counted)`);
 	if (wanted('edit_file')) {
-		console.log('durability: edit_file copies the original to a backup (not flushed), writes a temp, fsyncs it, renames it over the file and fsyncs the folder, and checks the file still holds what the edit was made on;'
+		console.log('durability: edit_file copies the original to a backup (copyFile: a clone or an in-kernel copy; not flushed), writes a temp by copying the file around the edit while checking its SHA-256 against the one the edit was made on,'
+			+ ' fsyncs the temp, renames it over the file and fsyncs the folder: after a crash the file is its old bytes or its new ones;'
 			+ ' sed -i writes a temp and renames it, with no fsync and no backup (a crash soon after may lose the new content).');
 	}
 }

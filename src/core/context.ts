@@ -8,6 +8,7 @@ import { BackupClock } from './changes/backups';
 import { ProtectedScanCache } from './sandbox/policy';
 import type { Settings } from './policy/settings';
 import type { FileBytes } from './files/splicedBytes';
+import type { DiskBytes } from './files/diskBytes';
 import type { ToolResult } from './results/result';
 
 /**
@@ -111,8 +112,8 @@ export interface CheckedFiles {
 export interface FileChange {
 	readonly path: string;
 	readonly displayPath: string;
-	/** Bytes before the change; null when the file is created. */
-	readonly before: Uint8Array | null;
+	/** Bytes before the change (or, for a big file edited in place, the file left on disk: see DiskBytes); null when the file is created. */
+	readonly before: Uint8Array | DiskBytes | null;
 	/** Bytes after the change (maybe as pieces of `before`, see SplicedBytes); null when the file is deleted. */
 	readonly after: FileBytes | null;
 	/** Set when the file moves: where it ends up. */

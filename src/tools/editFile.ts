@@ -1,13 +1,14 @@
 import { Type } from '@sinclair/typebox';
 import type { PendingCall, ToolContext } from '../core/context';
-import { ToolError } from '../core/results/errors';
 import { LEVEL_DESCRIPTIONS, locateText, MatchLevel, nearestLines } from '../core/text/match';
 import { planWithFileLocks } from '../core/changes/locks';
-import { pendingChange } from '../core/changes/pipeline';
-import { readCurrent } from '../core/changes/stale';
+import { CommitResult, pendingChange } from '../core/changes/pipeline';
+import { openLargeOnDisk, readCurrent } from '../core/changes/stale';
 import { textResult, ToolResult } from '../core/results/result';
-import { replaceExactBytes } from '../core/text/byteEdit';
-import { FileBytes, SplicedBytes } from '../core/files/splicedBytes';
+import { replaceExactBytes, scanExactEdit } from '../core/text/byteEdit';
+import { DiskBytes, DiskSplice } from '../core/files/diskBytes';
+import { fromNodeError, ToolError } from '../core/results/errors';
+import { SplicedBytes } from '../core/files/splicedBytes';
 import { decodeChangeableText, encodeText, fitToFormat, lineTable, TextFormat } from '../core/text/text';
 import { cutLine, formatCount } from '../core/results/truncate';
 import { boundedDiff, diagnosticsSection, statSummary } from './changeReport';
@@ -61,6 +62,9 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult | Pending
 	const display = target.display;
 	checkEdits(input);
 	return planWithFileLocks(ctx.state, [target.absolute], async () => {
+		const finish = (commit: CommitResult, fromEditor: boolean, located: readonly Located[]) => report(commit, input, display, fromEditor, located);
+		const large = await editLargeOnDisk(ctx, target.absolute, display, input);
+		if (large) return pendingChange(ctx, `Edit ${display}`, [{ path: target.absolute, displayPath: display, ...large }], commit => finish(commit, false, [{ index: 0, level: 'exact', count: 1, reindented: false }]));
 		const current = await readCurrent(ctx, target.absolute, display);
 		if (!current.exists) {
 			throw new ToolError('not_found', `${display} does not exist. Nothing was written. Create it with write_file, or check the path with find_files.`);
@@ -70,31 +74,50 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult | Pending
 		if (unchanged(before, after)) {
 			return textResult(`No change: the edits leave ${display} exactly as it was. Nothing was written.`, { path: display });
 		}
-		return pendingChange(ctx, `Edit ${display}`, [{ path: target.absolute, displayPath: display, before, after }], commit => {
-			const diff = boundedDiff(commit.diff, `read ${display} with read_file to see the result`);
-			const lines = [
-				`Edited ${display}${current.fromEditor ? ' (its unsaved editor text)' : ''}: ${input.edits.length} edit${input.edits.length === 1 ? '' : 's'}, ${statSummary(commit)} lines.`,
-				...located.flatMap(describeLocated),
-				'',
-				diff.text,
-				...diagnosticsSection(commit),
-			];
-			return textResult(lines.join('\n'), {
-				truncated: diff.truncated,
-				path: display,
-				edits: input.edits.length,
-				replacements: located.reduce((sum, one) => sum + one.count, 0),
-				added: commit.stats[0]?.added ?? 0,
-				removed: commit.stats[0]?.removed ?? 0,
-				tolerantMatches: located.filter(one => one.level !== 'exact').map(one => ({ edit: one.index + 1, level: one.level })),
-				filesTouched: [display],
-			});
-		});
+		return pendingChange(ctx, `Edit ${display}`, [{ path: target.absolute, displayPath: display, before, after }], commit => finish(commit, current.fromEditor, located));
+	});
+}
+
+/**
+ * One exact edit of a big file, made without holding the file (see scanExactEdit); undefined
+ * where it must be made in memory (several edits, or one the scan cannot do on the bytes).
+ */
+async function editLargeOnDisk(ctx: ToolContext, absolute: string, display: string, input: Input): Promise<{ before: DiskBytes; after: DiskSplice } | undefined> {
+	if (input.edits.length !== 1) return undefined;
+	const file = await openLargeOnDisk(ctx, absolute, display);
+	if (!file) return undefined;
+	try {
+		return await scanExactEdit({ handle: file.handle, path: absolute, display, size: file.stat.size }, input.edits[0], ctx.signal);
+	} catch (error) {
+		throw fromNodeError(error, display);
+	} finally {
+		await file.handle.close().catch(() => undefined);
+	}
+}
+
+function report(commit: CommitResult, input: Input, display: string, fromEditor: boolean, located: readonly Located[]): ToolResult {
+	const diff = boundedDiff(commit.diff, `read ${display} with read_file to see the result`);
+	const lines = [
+		`Edited ${display}${fromEditor ? ' (its unsaved editor text)' : ''}: ${input.edits.length} edit${input.edits.length === 1 ? '' : 's'}, ${statSummary(commit)} lines.`,
+		...located.flatMap(describeLocated),
+		'',
+		diff.text,
+		...diagnosticsSection(commit),
+	];
+	return textResult(lines.join('\n'), {
+		truncated: diff.truncated,
+		path: display,
+		edits: input.edits.length,
+		replacements: located.reduce((sum, one) => sum + one.count, 0),
+		added: commit.stats[0]?.added ?? 0,
+		removed: commit.stats[0]?.removed ?? 0,
+		tolerantMatches: located.filter(one => one.level !== 'exact').map(one => ({ edit: one.index + 1, level: one.level })),
+		filesTouched: [display],
 	});
 }
 
 /** The file's new bytes: replaced on the bytes when every edit is an exact match, else through the decoded text. */
-function editBytes(before: Uint8Array, input: Input, display: string): { after: FileBytes; located: Located[] } {
+function editBytes(before: Uint8Array, input: Input, display: string): { after: Uint8Array | SplicedBytes; located: Located[] } {
 	const exact = replaceExactBytes(before, input.edits);
 	if (exact) return { after: exact.after, located: exact.counts.map((count, index) => ({ index, level: 'exact', count, reindented: false })) };
 	const decoded = decodeChangeableText(before, display, 'edited as text', 'Replace the whole file with write_file (encoding "base64" for raw bytes), or ask the user.');
@@ -109,7 +132,7 @@ function editBytes(before: Uint8Array, input: Input, display: string): { after: 
 }
 
 /** Whether the edits, together, gave back exactly the bytes they started from. */
-function unchanged(before: Uint8Array, after: FileBytes): boolean {
+function unchanged(before: Uint8Array, after: Uint8Array | SplicedBytes): boolean {
 	if (after instanceof SplicedBytes) return after.equalsBase();
 	return Buffer.from(after.buffer, after.byteOffset, after.byteLength).equals(Buffer.from(before.buffer, before.byteOffset, before.byteLength));
 }

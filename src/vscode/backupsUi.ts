@@ -149,7 +149,7 @@ async function modalConfirm(question: string, detail: string): Promise<boolean> 
 function sameContent(change: FileChange): boolean {
 	if (change.movedTo) return false;
 	if (change.before === null || change.after === null) return change.before === change.after;
-	return Buffer.from(change.before).equals(Buffer.from(wholeBytes(change.after)));
+	return Buffer.from(wholeBytes(change.before)).equals(Buffer.from(wholeBytes(change.after)));
 }
 
 /** Now (left) ↔ after the restore (right), one editor per file. */

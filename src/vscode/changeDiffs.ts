@@ -41,7 +41,7 @@ export class ChangeDiffs implements vscode.Disposable {
 
 	/** The file as it was before the change (empty for a file the change creates). */
 	originalUri(change: FileChange): vscode.Uri {
-		return this.snapshotUri(ORIGINAL_SCHEME, change.path, this.keyOf(change), change.before);
+		return this.snapshotUri(ORIGINAL_SCHEME, change.path, this.keyOf(change), change.before === null ? null : wholeBytes(change.before));
 	}
 
 	/**

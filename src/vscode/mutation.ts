@@ -37,7 +37,7 @@ export async function applyWithWorkspaceEdit(changes: readonly FileChange[], sig
 		if (change.movedTo) edit.renameFile(uri, target, { overwrite: false });
 		// VS Code takes the new content as one buffer.
 		const contents = wholeBytes(change.after);
-		if (change.before === null || isBinary(change.before) || isBinary(contents) || tooLargeForDocument(uri, change)) {
+		if (change.before === null || isBinary(wholeBytes(change.before)) || isBinary(contents) || tooLargeForDocument(uri, change)) {
 			edit.createFile(target, { overwrite: true, contents });
 			continue;
 		}

@@ -23,7 +23,7 @@ describe('atomic change sets with the files as the commit checked them', () => {
 
 	const modeOf = (file: string) => fs.statSync(file).mode & 0o777;
 	const injectedEio = () => Object.assign(new Error('EIO: i/o error (injected)'), { code: 'EIO' });
-	const onDiskOf = (changes: readonly FileChange[]) => new Map(changes.flatMap(change => (change.before ? [[change.path, change.before] as const] : [])));
+	const onDiskOf = (changes: readonly FileChange[]) => new Map(changes.flatMap(change => (change.before instanceof Uint8Array ? [[change.path, change.before] as const] : [])));
 	/** The paths opened with fs.promises.open from now on (the temps are opened through their folder's descriptor). */
 	function recordOpens(): string[] {
 		const opened: string[] = [];

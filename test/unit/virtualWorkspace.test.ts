@@ -85,7 +85,7 @@ describe('virtual workspace (file-system port)', () => {
 		// The backup holds the planned bytes; a restore reads the current file through the port.
 		const [latestPatch] = (await listBackups(storageDir)).filter(set => set.tool === 'apply_patch');
 		const restore = await restoreChanges(latestPatch, absolute => absolute, memory);
-		assert.deepEqual(restore.map(change => [change.path, change.before && decode(change.before), change.after && decode(wholeBytes(change.after))]), [
+		assert.deepEqual(restore.map(change => [change.path, change.before && decode(wholeBytes(change.before)), change.after && decode(wholeBytes(change.after))]), [
 			['/ws/a.txt', 'ALPHA\nBETA\n', 'alpha\nBETA\n'],
 			['/ws/c.txt', 'sea\n', null],
 		]);

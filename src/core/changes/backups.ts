@@ -7,6 +7,7 @@ import { compactStamp } from '../files/files';
 import { PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE } from '../files/storage';
 import { OpenedFile, openForReading, pathOfOpened, Reach } from '../files/verifiedOpen';
 import { FileSystem, nodeFileSystem } from '../files/fileSystem';
+import { wholeBytes } from '../files/splicedBytes';
 
 /**
  * Before every mutation the files it touches are copied to `<storageDir>/backups/<set>/`, with a
@@ -102,7 +103,7 @@ async function writeCopy(bytes: Uint8Array, copy: string): Promise<void> {
  */
 async function copyPlanned(change: FileChange, copy: string): Promise<boolean> {
 	if (change.before === null) return false;
-	await fs.promises.writeFile(copy, change.before, { mode: PRIVATE_FILE_MODE });
+	await fs.promises.writeFile(copy, wholeBytes(change.before), { mode: PRIVATE_FILE_MODE });
 	return true;
 }
 

@@ -2,15 +2,16 @@ import { formatPatch, type StructuredPatch, structuredPatch } from 'diff';
 import type { FileChange } from '../context';
 import { countNewlinesFast } from '../files/lineIndex';
 import { FileBytes, SplicedBytes } from '../files/splicedBytes';
+import { DiskBytes, DiskSplice } from '../files/diskBytes';
 
 /** Lines kept beyond the context around a change when the shared ends are dropped. */
 const TRIM_MARGIN_LINES = 16;
 const EMPTY = Buffer.alloc(0);
 const NEWLINE = 0x0a;
 
-function asBuffer(bytes: FileBytes | null): Buffer {
+function asBuffer(bytes: FileBytes | DiskBytes | null): Buffer {
 	if (!bytes) return EMPTY;
-	if (bytes instanceof SplicedBytes) return bytes.whole();
+	if (bytes instanceof SplicedBytes || bytes instanceof DiskSplice || bytes instanceof DiskBytes) return bytes.whole();
 	return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
@@ -51,7 +52,11 @@ function commonSuffix(a: Buffer, b: Buffer, prefix: number): number {
  * so the shared ends are found on the bytes and only the middle is decoded. Cuts fall just after
  * a '\n' byte, which never sits inside a UTF-8 sequence.
  */
-function trimCommonLines(before: Uint8Array | null, after: FileBytes | null, context: number): { a: string; b: string; skipped: number } {
+function trimCommonLines(before: Uint8Array | DiskBytes | null, after: FileBytes | null, context: number): { a: string; b: string; skipped: number } {
+	// A file left on disk came with the lines around its edit: they are the middle (a wider one is as good).
+	if (before instanceof DiskBytes && after instanceof DiskSplice && after.source === before && before.excerpt.linesAround >= context + TRIM_MARGIN_LINES) {
+		return { a: asText(before.excerpt.bytes), b: asText(after.excerptAfter()), skipped: before.excerpt.lines };
+	}
 	const a = asBuffer(before);
 	// Pieces of these very old bytes are compared by where they sit; anything else, byte by byte.
 	const b = after instanceof SplicedBytes && sameMemory(after.base, a) ? after : asBuffer(after);

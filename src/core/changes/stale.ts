@@ -10,6 +10,7 @@ import { everyInOrder } from '../files/inParallel';
 import { OpenedFile, openForReading } from '../files/verifiedOpen';
 import { FileSystem, nodeFileSystem, readBounded } from '../files/fileSystem';
 import { FileBytes, wholeBytes } from '../files/splicedBytes';
+import { DiskBytes, DiskSplice } from '../files/diskBytes';
 
 /**
  * The stale-write rules: a change is made on what the model last saw and committed only onto the
@@ -30,6 +31,10 @@ export async function checkStillAsShown(ctx: ChangeContext, changes: readonly Fi
 
 /** The file's disk bytes when they were read (not an editor's text). */
 async function checkOneStillAsShown(ctx: ChangeContext, change: FileChange, disk: ReadonlyMap<string, FileVersion | null>): Promise<Uint8Array | undefined> {
+	if (change.before instanceof DiskBytes) {
+		await checkDiskStillAsShown(ctx, change, change.before);
+		return undefined;
+	}
 	const now = await readFileAsChanged(ctx, change.path, change.displayPath, undefined, change.before ?? undefined);
 	// The editor's unsaved text may be unchanged while the file under it was rewritten: saving
 	// the change would overwrite that.
@@ -51,6 +56,30 @@ async function checkOneStillAsShown(ctx: ChangeContext, change: FileChange, disk
 		);
 	}
 	return now.fromEditor ? undefined : now.bytes!;
+}
+
+/**
+ * A file left on disk (see DiskBytes) must still be there, with the size the change was computed
+ * on, and no editor may have unsaved text over it now. Its content is checked where it is read
+ * for the write, against the digest (DiskSplice.copyTo, or whole()): one read of a big file
+ * instead of two, still before anything visible changes.
+ */
+async function checkDiskStillAsShown(ctx: ChangeContext, change: FileChange, before: DiskBytes): Promise<void> {
+	const stale = (what: string) => new ToolError(
+		'stale_write',
+		`${change.displayPath} ${what} since you were shown the change, so the change shown no longer fits it. Nothing was written. Read it again with read_file, then redo your change on its current content.`,
+		{ path: change.displayPath },
+	);
+	if (ctx.host.dirtyText(change.path) !== undefined) throw stale('got unsaved changes in an editor');
+	let file: OpenedFile;
+	try {
+		file = await openForReading(change.path, change.displayPath, ctx.boundary, 'write');
+	} catch (error) {
+		if (error instanceof ToolError && (error.code === 'not_found' || error.code === 'not_directory')) throw stale('was deleted or moved');
+		throw error;
+	}
+	await file.handle.close().catch(() => undefined);
+	if (file.stat.size !== before.byteLength) throw stale('changed');
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
@@ -188,6 +217,35 @@ export async function readCurrent(ctx: ChangeContext, absolute: string, displayP
 	return current;
 }
 
+/**
+ * A file over DIGEST_MAX_BYTES that a change may be computed on without holding it (see DiskBytes):
+ * opened through a checked descriptor, after the stale-write check, for the caller to read in
+ * chunks and close. Undefined where the change must be made on bytes in memory: in VS Code (its
+ * WorkspaceEdit takes the new bytes whole, and its diff views read both sides after the write), a
+ * virtual workspace, an editor's unsaved text, a missing or small file (readCurrent then says why).
+ */
+export async function openLargeOnDisk(ctx: ChangeContext, absolute: string, displayPath: string): Promise<OpenedFile | undefined> {
+	if (ctx.host.kind !== 'node' || !ctx.boundary.fileSystem.local || ctx.host.dirtyText(absolute) !== undefined) return undefined;
+	// A plain stat first: most files edited are small, and a checked open costs several calls.
+	if (((await statOrNull(nodeFileSystem, absolute))?.size ?? 0) <= DIGEST_MAX_BYTES) return undefined;
+	let file: OpenedFile;
+	try {
+		file = await openForReading(absolute, displayPath, ctx.boundary, 'write');
+	} catch (error) {
+		if (error instanceof ToolError && (error.code === 'not_found' || error.code === 'not_directory')) return undefined;
+		throw error;
+	}
+	try {
+		assertNotStale(ctx, absolute, displayPath, { mtimeMs: file.stat.mtimeMs, size: file.stat.size });
+	} catch (error) {
+		await file.handle.close().catch(() => undefined);
+		throw error;
+	}
+	if (file.stat.size > DIGEST_MAX_BYTES) return file;
+	await file.handle.close().catch(() => undefined);
+	return undefined;
+}
+
 /** Files up to this size get a digest in their recorded version (reading them whole is cheap). */
 export const DIGEST_MAX_BYTES = 1024 * 1024;
 
@@ -201,6 +259,8 @@ export async function currentVersion(handle: fs.promises.FileHandle): Promise<Fi
 }
 
 export function withDigest(version: FileVersion, bytes: FileBytes | null): FileVersion {
+	// New bytes copied from a file left on disk are not in memory, and that file is gone now.
+	if (bytes instanceof DiskSplice) return version;
 	return bytes !== null && bytes.byteLength === version.size && bytes.byteLength <= DIGEST_MAX_BYTES ? { ...version, sha256: digest(wholeBytes(bytes)) } : version;
 }
 

@@ -43,7 +43,7 @@ async function undo(fileSystem: FileSystem, done: readonly FileChange[]): Promis
 		try {
 			const where = change.movedTo?.path ?? change.path;
 			if (change.before === null) await fileSystem.delete(where);
-			else await fileSystem.writeFile(where, change.before);
+			else await fileSystem.writeFile(where, wholeBytes(change.before));
 			if (change.movedTo) await fileSystem.rename(change.movedTo.path, change.path);
 		} catch {
 			complete = false;

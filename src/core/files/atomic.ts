@@ -6,6 +6,7 @@ import type { CheckedFiles, FileChange, WrittenVersions } from '../context';
 import { BoundaryError, CancelledError, fromNodeError, ToolError } from '../results/errors';
 import { readWhole } from './files';
 import { byteParts, FileBytes } from './splicedBytes';
+import { DiskSplice } from './diskBytes';
 import { everyInOrder, forEachLimited } from './inParallel';
 import { CREATE_FLAGS, inPinnedFolder, makeFolders, PinnedFolder, realPathOfHandle, removeEmptyFolders, withFileForReading } from './verifiedOpen';
 
@@ -200,7 +201,7 @@ async function stageWrite(folders: Folders, place: Place, bytes: FileBytes, opti
 		await removeDeadTempsIn(folder, place.name, await folders.listing(folder));
 		handle = await fs.promises.open(folder.entry(temp), CREATE_FLAGS, current ? current.mode & 0o7777 : options.mode ?? 0o666);
 		const stat = await checkCreated(handle, folder, temp, place, options.boundary);
-		await writeAll(handle, bytes, options.signal);
+		await writeAll(handle, bytes, options);
 		if (current) await keepOwnerAndMode(handle, stat, current);
 		await handle.sync();
 		await handle.close();
@@ -292,8 +293,16 @@ async function removeEntry(folders: Folders, place: Place): Promise<void> {
 	await fs.promises.unlink(folder.entry(place.name)).catch(ignoreMissing);
 }
 
-/** Writes the bytes (pieces in turn, never joined: see SplicedBytes) at the handle's position. */
-async function writeAll(handle: fs.promises.FileHandle, bytes: FileBytes, signal?: AbortSignal): Promise<void> {
+/**
+ * Writes the bytes (pieces in turn, never joined: see SplicedBytes; a file left on disk copied
+ * around its edit from a checked descriptor: see DiskSplice) at the handle's position.
+ */
+async function writeAll(handle: fs.promises.FileHandle, bytes: FileBytes, { signal, boundary }: StageOptions): Promise<void> {
+	if (bytes instanceof DiskSplice) {
+		const { path: source, display } = bytes.source;
+		await withFileForReading(source, display, boundary, 'write', ({ handle: from }) => bytes.copyTo(handle, from, display, signal));
+		return;
+	}
 	// Chunks keep a cancel of a huge write prompt.
 	const CHUNK = 8 * 1024 * 1024;
 	for (const part of byteParts(bytes)) {
@@ -584,6 +593,8 @@ async function rollback(folders: Folders, applied: readonly Prepared[], boundary
 }
 
 function describeFailure(error: unknown, failed: FileChange, appliedCount: number, unrestored: readonly string[]): ToolError {
+	// A file found changed while its new bytes were copied from it (see DiskSplice) says so itself.
+	if (error instanceof ToolError && error.code === 'stale_write' && appliedCount === 0) return error;
 	const cause = error instanceof CancelledError ? 'the call was cancelled' : fromNodeError(error, failed.displayPath).message;
 	const state = unrestored.length > 0
 		? `The files written before it could not all be restored: ${unrestored.join(', ')} may hold the new content. Tell the user; the originals are in the backup.`

@@ -1,3 +1,5 @@
+import { DiskBytes, DiskSplice } from './diskBytes';
+
 /**
  * A file's new bytes kept as pieces: views into its old bytes, with the new text between them.
  * An exact edit of one line in a 50 MB file then copies nothing: the atomic write hands the pieces
@@ -127,16 +129,16 @@ export class SplicedBytes {
 	}
 }
 
-/** A file's bytes in a change: one buffer, or pieces (see SplicedBytes). */
-export type FileBytes = Uint8Array | SplicedBytes;
+/** A file's new bytes in a change: one buffer, pieces (see SplicedBytes), or a file on disk with one range replaced (see DiskSplice). */
+export type FileBytes = Uint8Array | SplicedBytes | DiskSplice;
 
-/** The bytes as one buffer: pieces are joined (once). */
-export function wholeBytes(bytes: FileBytes): Uint8Array {
-	return bytes instanceof SplicedBytes ? bytes.whole() : bytes;
+/** The bytes as one buffer: pieces are joined (once); a file left on disk is read again (checked against its digest). */
+export function wholeBytes(bytes: FileBytes | DiskBytes): Uint8Array {
+	return bytes instanceof SplicedBytes || bytes instanceof DiskSplice || bytes instanceof DiskBytes ? bytes.whole() : bytes;
 }
 
 /** The bytes as the buffers to write one after another, without joining them. */
-export function byteParts(bytes: FileBytes): readonly Uint8Array[] {
+export function byteParts(bytes: Uint8Array | SplicedBytes): readonly Uint8Array[] {
 	return bytes instanceof SplicedBytes ? bytes.pieces : [bytes];
 }
 

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs/promises';
+import { realpathSync } from 'node:fs';
 import * as path from 'node:path';
 import picomatch from 'picomatch';
 import { BoundaryError, BoundaryRule, fromNodeError, ToolError } from '../results/errors';
@@ -444,10 +445,14 @@ async function realOrSelf(absolute: string): Promise<string> {
  * The real path of a path that may not exist: the nearest existing ancestor's real path joined
  * with the rest. A dangling symlink on the way is followed by hand, since writing through it
  * would create its target.
+ *
+ * The path of an existing file is asked synchronously: realpath(3) looks each folder up in
+ * memory, so a round trip through the I/O threads costs more than the call, and a change set
+ * resolves every path twice (planned, then committed).
  */
 export async function realPathOf(absolute: string, input: string, hops = 0): Promise<{ real: string; exists: boolean }> {
 	try {
-		return { real: await fs.realpath(absolute), exists: true };
+		return { real: realpathSync.native(absolute), exists: true };
 	} catch (error) {
 		const code = (error as NodeJS.ErrnoException).code;
 		if (code !== 'ENOENT' && code !== 'ENOTDIR' && code !== 'ELOOP') throw fromNodeError(error, input);

@@ -259,7 +259,8 @@ export class Boundary {
 	 * `.git/config` counts.
 	 */
 	isProtected(absolutePath: string): boolean {
-		if (this.outsideMatchers.length === 0) return false;
+		// The globs for paths outside are compiled only when such a path comes (a compile costs far more than a match).
+		if (this.options.protectedPaths.length === 0) return false;
 		const absolute = this.absoluteOf(absolutePath);
 		let inside = false;
 		for (const [index, place] of this.places.entries()) {

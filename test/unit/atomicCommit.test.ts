@@ -166,6 +166,25 @@ describe('atomic writes when the disk or another process gets in the way (simula
 		assert.deepEqual(temps(), []);
 	});
 
+	it('a temp whose close fails (EIO after its flush) is removed, and the file is left as it was', async function () {
+		if (!fs.existsSync('/proc/self/fd')) this.skip();
+		let failed = 0;
+		stub(nodeFs, 'closeSync', close => ((fd: number) => {
+			const where = fs.readlinkSync(`/proc/self/fd/${fd}`);
+			close(fd);
+			if (isAtomicTemp(path.basename(where))) {
+				failed++;
+				throw injectedEio();
+			}
+		}) as typeof nodeFs.closeSync);
+		const before = openDescriptors();
+		await assert.rejects(writeFileAtomic(tree.file('a.txt'), bytes('new\n'), { display: 'a.txt' }), { code: 'EIO' });
+		assert.equal(failed, 1, 'closed once');
+		assert.equal(read('a.txt'), 'old\n');
+		assert.deepEqual(temps(), []);
+		assert.equal(openDescriptors(), before);
+	});
+
 	it('keeps the temp of a live process that belongs to someone else (kill answers EPERM)', async () => {
 		const temp = (pid: number) => `.a.txt.tb${pid}-0123abcd.tmp`;
 		fs.writeFileSync(tree.file(temp(4194301)), 'half');

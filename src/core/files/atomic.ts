@@ -15,11 +15,12 @@ import { CREATE_FLAGS, inPinnedFolder, makeFolders, PinnedFolder, realPathOfDesc
  * or a crash sees the old file or the new one, never a mix. A temp left by a killed process is
  * removed by the next write to the same file.
  *
- * The checks around each temp and rename (lstat, access, open, fstat, the descriptor's path, the
- * rename itself) are synchronous calls: each returns at once from a local disk, while as a round
- * trip through Node's four I/O threads it costs several times the call and waits behind the other
- * temps' flushes. What can take long goes to those threads: the flushes, and writes over
- * SYNC_WRITE_BYTES. Measured on a change set of 200 files: see the commit that made it so.
+ * The looks around each temp and rename (lstat, access, fstat, the descriptor's path) are
+ * synchronous calls: each returns at once, while as a round trip through Node's four I/O threads
+ * it costs several times the call and waits behind the other temps' flushes. What makes or fills
+ * an entry goes to those threads (the temp's creation, its writes, its flush): those wait for the
+ * disk's journal, and side by side the waits overlap; on a busy disk, made in turn on this thread,
+ * a 200-file set took longer. The renames, made in turn anyway, are synchronous too.
  */
 
 /** `.name.tb<pid>-<random>.tmp`: the pid lets a later write tell a dead writer's temp from a live one. */
@@ -193,6 +194,7 @@ async function stageWrite(folders: Folders, place: Place, bytes: FileBytes, opti
 		: { folder: await folders.pin(place.folder, place.display), created: [] };
 	const temp = tempNameFor(place.name);
 	let fd: number | undefined;
+	let made = false;
 	try {
 		const existing = lstatOrUndefined(folder.entry(place.name));
 		if (existing?.isDirectory()) throw Object.assign(new Error(`EISDIR: ${place.display}`), { code: 'EISDIR' });
@@ -204,20 +206,20 @@ async function stageWrite(folders: Folders, place: Place, bytes: FileBytes, opti
 		// A rename needs only the folder's permission; a file its owner made read-only must stay so.
 		if (current) fs.accessSync(folder.entry(place.name), fs.constants.W_OK);
 		await removeDeadTempsIn(folder, place.name, await folders.listing(folder));
-		fd = fs.openSync(folder.entry(temp), CREATE_FLAGS, current ? current.mode & 0o7777 : options.mode ?? 0o666);
+		fd = await createTemp(folder.entry(temp), current ? current.mode & 0o7777 : options.mode ?? 0o666);
+		made = true;
 		const stat = checkCreated(fd, folder, temp, place, options.boundary);
 		await writeAll(fd, bytes, options.signal);
 		if (current) keepOwnerAndMode(fd, stat, current);
 		await flush(fd);
 		const written = fd;
+		// Closed once, even if the close fails (the descriptor is gone then all the same).
 		fd = undefined;
 		fs.closeSync(written);
 		return { place, folder, temp, dev: stat.dev, ino: stat.ino, size: bytes.byteLength, created, replaced: current };
 	} catch (error) {
-		if (fd !== undefined) {
-			closeQuietly(fd);
-			await fs.promises.unlink(folder.entry(temp)).catch(() => undefined);
-		}
+		if (fd !== undefined) closeQuietly(fd);
+		if (made) await fs.promises.unlink(folder.entry(temp)).catch(() => undefined);
 		await removeEmptyFolders(created, options.boundary);
 		throw error;
 	}
@@ -237,6 +239,14 @@ function closeQuietly(fd: number): void {
 	} catch {
 		// Closing a descriptor that is ours fails only if it is closed already.
 	}
+}
+
+/**
+ * Creates a temp (never through a link), on an I/O thread: making an entry waits for the file
+ * system's journal, which a busy disk makes slow, and temps made side by side overlap those waits.
+ */
+function createTemp(at: string, mode: number): Promise<number> {
+	return new Promise((resolve, reject) => fs.open(at, CREATE_FLAGS, mode, (error, fd) => (error ? reject(error) : resolve(fd))));
 }
 
 /** Flushes a file's data (and what is needed to read it back) to disk, on an I/O thread. */
@@ -325,15 +335,10 @@ async function removeEntry(folders: Folders, place: Place): Promise<void> {
 }
 
 /**
- * Writes up to this size go to the page cache from this thread (they take microseconds); bigger
- * ones go to the I/O threads, in chunks, so the event loop stays free and a cancel is heard.
+ * Writes the bytes (pieces in turn, never joined: see SplicedBytes) at the descriptor's position,
+ * on the I/O threads (see createTemp).
  */
-const SYNC_WRITE_BYTES = 1024 * 1024;
-
-/** Writes the bytes (pieces in turn, never joined: see SplicedBytes) at the descriptor's position. */
 async function writeAll(fd: number, bytes: FileBytes, signal?: AbortSignal): Promise<void> {
-	if (signal?.aborted) throw new CancelledError('The write');
-	const inPlace = bytes.byteLength <= SYNC_WRITE_BYTES;
 	// Chunks keep a cancel of a huge write prompt.
 	const CHUNK = 8 * 1024 * 1024;
 	for (const part of byteParts(bytes)) {
@@ -341,7 +346,7 @@ async function writeAll(fd: number, bytes: FileBytes, signal?: AbortSignal): Pro
 			if (signal?.aborted) throw new CancelledError('The write');
 			const piece = part.subarray(offset, offset + CHUNK);
 			let written = 0;
-			while (written < piece.length) written += inPlace ? fs.writeSync(fd, piece, written, piece.length - written) : await writeSome(fd, piece, written);
+			while (written < piece.length) written += await writeSome(fd, piece, written);
 		}
 	}
 }

@@ -28,6 +28,11 @@ export interface ChangeContext {
 	readonly settings: Pick<Settings, 'showDiffs'>;
 	/** Adds fields to the call's structured event (bytes, files touched, …). */
 	note(fields: Partial<ToolEventFields>): void;
+	/**
+	 * Lock keys (see lockKey) this call holds already: those its planning took and hands on to its
+	 * commit (planWithFileLocks). withFileLocks does not take them again, which would wait on itself.
+	 */
+	readonly heldLocks?: ReadonlySet<string>;
 }
 
 /**

@@ -1,5 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+// The module object itself: the checks around a temp and a rename are synchronous calls, stubbed on it.
+import nodeFs from 'node:fs';
 import * as path from 'node:path';
 import { applyChangesAtomically, isAtomicTemp, removeDeadTemps, writeFileAtomic } from '../../src/core/files/atomic';
 import type { FileChange } from '../../src/core/context';
@@ -101,66 +103,86 @@ describe('atomic writes when the disk or another process gets in the way (simula
 			['on another device', stat => altered(stat, { dev: stat.dev + 1 })],
 		];
 		for (const [what, entryFor] of cases) {
-			const lstat = fs.promises.lstat;
-			fs.promises.lstat = (async (at: string) => {
-				const stat = await lstat(at);
+			const lstat = nodeFs.lstatSync;
+			const writable = nodeFs as { lstatSync: typeof nodeFs.lstatSync };
+			writable.lstatSync = ((at: string) => {
+				const stat = lstat(at);
 				if (!isAtomicTemp(path.basename(at))) return stat;
 				const entry = entryFor(stat);
 				if (!entry) throw Object.assign(new Error('ENOENT'), { code: 'ENOENT' });
 				return entry;
-			}) as typeof fs.promises.lstat;
+			}) as typeof nodeFs.lstatSync;
 			try {
 				await assert.rejects(writeFileAtomic(tree.file('a.txt'), bytes('new\n'), { display: 'a.txt' }), landedElsewhere, what);
 			} finally {
-				fs.promises.lstat = lstat;
+				writable.lstatSync = lstat;
 			}
 			assert.equal(read('a.txt'), 'old\n', what);
 			assert.deepEqual(temps(), [], what);
 		}
 		// A temp whose descriptor does not say where it is.
-		stub(fs.promises, 'readlink', readlink => (async (at: string) => {
-			const link = await readlink(at);
+		stub(nodeFs, 'readlinkSync', readlink => ((at: string) => {
+			const link = readlink(at);
 			if (isAtomicTemp(path.basename(String(link)))) throw Object.assign(new Error('EACCES'), { code: 'EACCES' });
 			return link;
-		}) as typeof fs.promises.readlink);
+		}) as typeof nodeFs.readlinkSync);
 		await assert.rejects(writeFileAtomic(tree.file('a.txt'), bytes('new\n'), { display: 'a.txt' }), landedElsewhere);
 		assert.equal(read('a.txt'), 'old\n');
 		assert.deepEqual(temps(), []);
 	});
 
 	it('fails a write whose target, after the rename, is not the file written', async () => {
-		stub(fs.promises, 'lstat', lstat => (async (at: string) => {
-			const stat = await lstat(at);
-			return path.basename(at) === 'a.txt' ? altered(stat, { dev: stat.dev + 1 }) : stat;
-		}) as typeof fs.promises.lstat);
+		stub(nodeFs, 'lstatSync', lstat => ((at: string) => {
+			const stat = lstat(at);
+			return path.basename(at) === 'a.txt' ? altered(stat!, { dev: stat!.dev + 1 }) : stat;
+		}) as typeof nodeFs.lstatSync);
 		await assert.rejects(writeFileAtomic(tree.file('a.txt'), bytes('new\n'), { display: 'a.txt' }), landedElsewhere);
 	});
 
 	it('removes a write whose folder cannot say where it is after the rename', async function () {
 		if (!fs.existsSync('/proc/self/fd')) this.skip();
 		let renamed = false;
-		stub(fs.promises, 'rename', rename => (async (from: fs.PathLike, to: fs.PathLike) => {
-			await rename(from, to);
+		stub(nodeFs, 'renameSync', rename => ((from: fs.PathLike, to: fs.PathLike) => {
+			rename(from, to);
 			renamed = true;
-		}) as typeof fs.promises.rename);
-		stub(fs.promises, 'readlink', readlink => (async (at: string) => {
-			const link = await readlink(at);
+		}) as typeof nodeFs.renameSync);
+		stub(nodeFs, 'readlinkSync', readlink => ((at: string) => {
+			const link = readlink(at);
 			if (renamed && link === tree.root) throw Object.assign(new Error('EACCES'), { code: 'EACCES' });
 			return link;
-		}) as typeof fs.promises.readlink);
+		}) as typeof nodeFs.readlinkSync);
 		await assert.rejects(writeFileAtomic(tree.file('a.txt'), bytes('new\n'), { display: 'a.txt' }), landedElsewhere);
 		assert.equal(fs.existsSync(tree.file('a.txt')), false, 'what was written is removed again');
 		assert.deepEqual(temps(), []);
 	});
 
 	it('leaves a file alone that its owner may not write (simulated: the tests run as root)', async () => {
-		stub(fs.promises, 'access', access => (async (at: fs.PathLike, mode?: number) => {
+		stub(nodeFs, 'accessSync', access => ((at: fs.PathLike, mode?: number) => {
 			if (path.basename(String(at)) === 'a.txt') throw Object.assign(new Error('EACCES: permission denied'), { code: 'EACCES' });
 			return access(at, mode);
-		}) as typeof fs.promises.access);
+		}) as typeof nodeFs.accessSync);
 		await assert.rejects(writeFileAtomic(tree.file('a.txt'), bytes('new\n')), { code: 'EACCES' });
 		assert.equal(read('a.txt'), 'old\n');
 		assert.deepEqual(temps(), []);
+	});
+
+	it('a temp whose close fails (EIO after its flush) is removed, and the file is left as it was', async function () {
+		if (!fs.existsSync('/proc/self/fd')) this.skip();
+		let failed = 0;
+		stub(nodeFs, 'closeSync', close => ((fd: number) => {
+			const where = fs.readlinkSync(`/proc/self/fd/${fd}`);
+			close(fd);
+			if (isAtomicTemp(path.basename(where))) {
+				failed++;
+				throw injectedEio();
+			}
+		}) as typeof nodeFs.closeSync);
+		const before = openDescriptors();
+		await assert.rejects(writeFileAtomic(tree.file('a.txt'), bytes('new\n'), { display: 'a.txt' }), { code: 'EIO' });
+		assert.equal(failed, 1, 'closed once');
+		assert.equal(read('a.txt'), 'old\n');
+		assert.deepEqual(temps(), []);
+		assert.equal(openDescriptors(), before);
 	});
 
 	it('keeps the temp of a live process that belongs to someone else (kill answers EPERM)', async () => {

@@ -103,7 +103,7 @@ describe('edits of a file left on disk (DiskBytes)', () => {
 				const copy = path.join(dir, 'copy.txt');
 				const [out, from] = [await fs.promises.open(copy, 'w'), await fs.promises.open(path.join(dir, 'f.txt'), 'r')];
 				try {
-					await scanned.after.copyTo(out, from, 'f.txt');
+					await scanned.after.copyTo(async bytes => { await out.write(bytes); }, from, 'f.txt');
 				} finally {
 					await out.close();
 					await from.close();

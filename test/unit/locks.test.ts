@@ -16,10 +16,10 @@ function pendingOn(state: ReturnType<typeof createChangeState>, paths: string[],
 	return {
 		pending: true,
 		request,
-		commit: () => withFileLocks(state, paths, async () => {
+		commit: ctx => withFileLocks(state, paths, async () => {
 			await work();
 			return textResult('committed');
-		}),
+		}, ctx.heldLocks),
 		release: () => released?.push('planned'),
 	};
 }
@@ -80,6 +80,40 @@ describe('planWithFileLocks', () => {
 		finishOther();
 		await Promise.all([other, committing]);
 		assert.deepEqual(log, ['other', 'commit']);
+	});
+
+	it('hands the commit the keys its plan holds, and only those: other calls on them still wait', async () => {
+		const state = createChangeState();
+		let seen: ReadonlySet<string> | undefined;
+		const log: string[] = [];
+		let other: Promise<void> | undefined;
+		const planned = await planWithFileLocks(state, ['/w/a', '/w/./b'], async () => ({
+			pending: true, request,
+			commit: async ctx => {
+				seen = ctx.heldLocks;
+				// A call with no keys of its own (another tool's) still waits for these files.
+				other = withFileLocks(state, ['/w/b'], async () => { log.push('other'); });
+				await tick();
+				log.push('commit');
+				return textResult('committed');
+			},
+		}));
+		assert.ok(isPending(planned));
+		await planned.commit({ heldLocks: new Set(['/w/outer']) } as unknown as ToolContext, false);
+		await other;
+		assert.deepEqual(log, ['commit', 'other']);
+		assert.deepEqual([...seen!].sort(), ['/w/a', '/w/b', '/w/outer']);
+		assert.equal(state.fileLocks.size, 0);
+	});
+
+	it('withFileLocks takes only the keys not held already', async () => {
+		const state = createChangeState();
+		const outer = await planWithFileLocks(state, ['/w/a'], async () => pendingOn(state, ['/w/a']));
+		assert.ok(isPending(outer));
+		const inner = await withFileLocks(state, ['/w/a', '/w/c'], async () => [...state.fileLocks.keys()].sort(), new Set(['/w/a']));
+		assert.deepEqual(inner, ['/w/a', '/w/c'], '/w/a stays the plan\'s lock, /w/c is taken');
+		assert.equal(state.fileLocks.size, 1, '/w/c is let go after');
+		outer.release!();
 	});
 
 	it('lets go at once of a plain result and of a failure', async () => {

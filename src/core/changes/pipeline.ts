@@ -98,7 +98,8 @@ export async function pendingChange(
  */
 export async function commitPlan(ctx: ChangeContext, plan: ChangePlan, confirmed: boolean): Promise<CommitResult> {
 	const { changes, title } = plan;
-	return withFileLocks(ctx.state, changes.flatMap(change => (change.movedTo ? [change.path, change.movedTo.path] : [change.path])), async () => {
+	const paths = changes.flatMap(change => (change.movedTo ? [change.path, change.movedTo.path] : [change.path]));
+	return withFileLocks(ctx.state, paths, async () => {
 		throwIfAborted(ctx.signal, 'The change');
 		// Both only look, so they run side by side; a stale file is reported first, as if in turn.
 		const [shown, approved] = await Promise.allSettled([checkStillAsShown(ctx, changes, plan.disk), checkStillApproved(ctx, changes, plan.request.protectedPaths)]);
@@ -137,7 +138,7 @@ export async function commitPlan(ctx: ChangeContext, plan: ChangePlan, confirmed
 			backups: copies,
 			...(diagnostics ? { diagnostics } : {}),
 		};
-	});
+	}, ctx.heldLocks);
 }
 
 function settledValue<T>(result: PromiseSettledResult<T>): T {

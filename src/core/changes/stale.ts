@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ChangeContext, ChangeState, FileChange, FileVersion, WrittenVersions } from '../context';
 import { fromNodeError, ToolError } from '../results/errors';
-import { readHead, readWhole } from '../files/files';
+import { readAt, readHead, readWhole, SYNC_READ_BYTES } from '../files/files';
 import { encodeText, hasBom } from '../text/text';
 import { formatCount } from '../results/truncate';
 import { everyInOrder } from '../files/inParallel';
@@ -122,7 +122,8 @@ async function checkOneNotStale(ctx: ChangeContext, change: FileChange, stat: Fi
 /** Refused before anyone is asked to approve: a read-only file (or folder) would fail the write anyway. */
 async function assertWritable(absolute: string, what: string): Promise<void> {
 	try {
-		await fs.promises.access(absolute, fs.constants.W_OK);
+		// In place, as statOrNull's look at the disk.
+		fs.accessSync(absolute, fs.constants.W_OK);
 	} catch (error) {
 		const refusal = permissionRefusal((error as NodeJS.ErrnoException).code, what);
 		if (refusal) throw refusal;
@@ -161,9 +162,14 @@ function staleError(displayPath: string, known: FileVersion, now: FileVersion | 
 	);
 }
 
+/**
+ * A file's version, or null when nothing is there. On disk it is asked synchronously: a stat
+ * returns at once, and a change set asks it of every file (a round trip through the I/O threads
+ * each would cost several times the call).
+ */
 async function statOrNull(fileSystem: FileSystem, absolute: string): Promise<FileVersion | null> {
 	try {
-		const stat = await fileSystem.stat(absolute);
+		const stat = fileSystem.local ? fs.statSync(absolute) : await fileSystem.stat(absolute);
 		return { mtimeMs: stat.mtimeMs, size: stat.size };
 	} catch {
 		return null;
@@ -307,8 +313,9 @@ async function holdsExactly(handle: fs.promises.FileHandle, size: number, expect
 	if (size !== expected.byteLength) return false;
 	const want = Buffer.from(expected.buffer, expected.byteOffset, expected.byteLength);
 	const chunk = Buffer.allocUnsafe(Math.min(COMPARE_CHUNK, Math.max(size, 1)));
+	const inPlace = size <= SYNC_READ_BYTES;
 	for (let at = 0; at < size;) {
-		const { bytesRead } = await handle.read(chunk, 0, Math.min(chunk.length, size - at), at);
+		const bytesRead = await readAt(handle, chunk, 0, Math.min(chunk.length, size - at), at, inPlace);
 		if (bytesRead === 0 || want.compare(chunk, 0, bytesRead, at, at + bytesRead) !== 0) return false;
 		at += bytesRead;
 	}

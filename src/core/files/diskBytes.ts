@@ -76,20 +76,20 @@ export class DiskSplice {
 	}
 
 	/**
-	 * Writes the new bytes to `out` (at its position): the source, read from `from` (opened and
+	 * Writes the new bytes through `write` (in order): the source, read from `from` (opened and
 	 * checked by the caller), copied around the edit a chunk at a time. Every byte read is hashed:
 	 * a source that no longer has the digest the change was made on fails the write.
 	 */
-	async copyTo(out: fs.promises.FileHandle, from: fs.promises.FileHandle, display: string, signal?: AbortSignal): Promise<void> {
+	async copyTo(write: (bytes: Buffer) => Promise<void>, from: fs.promises.FileHandle, display: string, signal?: AbortSignal): Promise<void> {
 		const end = this.at + this.length;
 		const hash = createHash('sha256');
 		await readChunks(from, this.source.byteLength, signal, async (chunk, offset) => {
 			hash.update(chunk);
 			const chunkEnd = offset + chunk.length;
 			// The old bytes before the edit, the new text where the edit starts, the old bytes after it.
-			if (offset < this.at) await writeFully(out, chunk.subarray(0, Math.min(chunk.length, this.at - offset)));
-			if (offset <= this.at && this.at < chunkEnd) await writeFully(out, this.replacement);
-			if (chunkEnd > end) await writeFully(out, chunk.subarray(Math.max(0, end - offset)));
+			if (offset < this.at) await write(chunk.subarray(0, Math.min(chunk.length, this.at - offset)));
+			if (offset <= this.at && this.at < chunkEnd) await write(this.replacement);
+			if (chunkEnd > end) await write(chunk.subarray(Math.max(0, end - offset)));
 		}).catch(error => {
 			throw error instanceof FileShrank ? changedOnDisk(display) : error;
 		});
@@ -135,10 +135,6 @@ export class FileShrank extends Error {
 
 export function sha256Of(bytes: Uint8Array): string {
 	return createHash('sha256').update(bytes).digest('hex');
-}
-
-async function writeFully(out: fs.promises.FileHandle, bytes: Buffer): Promise<void> {
-	for (let written = 0; written < bytes.length;) written += (await out.write(bytes, written, bytes.length - written)).bytesWritten;
 }
 
 function changedOnDisk(display: string): ToolError {

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs/promises';
+import { realpathSync } from 'node:fs';
 import * as path from 'node:path';
 import picomatch from 'picomatch';
 import { BoundaryError, BoundaryRule, fromNodeError, ToolError } from '../results/errors';
@@ -258,7 +259,8 @@ export class Boundary {
 	 * `.git/config` counts.
 	 */
 	isProtected(absolutePath: string): boolean {
-		if (this.outsideMatchers.length === 0) return false;
+		// The globs for paths outside are compiled only when such a path comes (a compile costs far more than a match).
+		if (this.options.protectedPaths.length === 0) return false;
 		const absolute = this.absoluteOf(absolutePath);
 		let inside = false;
 		for (const [index, place] of this.places.entries()) {
@@ -444,10 +446,14 @@ async function realOrSelf(absolute: string): Promise<string> {
  * The real path of a path that may not exist: the nearest existing ancestor's real path joined
  * with the rest. A dangling symlink on the way is followed by hand, since writing through it
  * would create its target.
+ *
+ * The path of an existing file is asked synchronously: realpath(3) looks each folder up in
+ * memory, so a round trip through the I/O threads costs more than the call, and a change set
+ * resolves every path twice (planned, then committed).
  */
 export async function realPathOf(absolute: string, input: string, hops = 0): Promise<{ real: string; exists: boolean }> {
 	try {
-		return { real: await fs.realpath(absolute), exists: true };
+		return { real: realpathSync.native(absolute), exists: true };
 	} catch (error) {
 		const code = (error as NodeJS.ErrnoException).code;
 		if (code !== 'ENOENT' && code !== 'ENOTDIR' && code !== 'ELOOP') throw fromNodeError(error, input);

@@ -65,4 +65,26 @@ describe('the change pipeline: cancels, commit locks, approval still valid', () 
 		assert.equal(error.message, 'sub/new.txt, sub/other.txt became a protected path while waiting for confirmation (a folder or symlink on the way changed). Nothing was written. Check the path with list_dir, then make the change again.');
 		assert.deepEqual(snapshotTree(tree.file('ws/.git')), before);
 	});
+
+	it('refuses a change whose path led to another file for the write than for the byte check, and writes neither', async function () {
+		if (process.platform === 'win32') this.skip();
+		// Both files hold the bytes the change was made on: only where the path leads tells them apart.
+		fs.mkdirSync(tree.file('ws/one'));
+		fs.mkdirSync(tree.file('ws/two'));
+		fs.writeFileSync(tree.file('ws/one/a.txt'), 'one\n');
+		fs.writeFileSync(tree.file('ws/two/a.txt'), 'one\n');
+		fs.symlinkSync('one', tree.file('ws/dir'));
+		const ctx = await context();
+		const viaLink = tree.file('ws/dir/a.txt');
+		const plan = await planChange(ctx, 'Edit', [{ path: viaLink, displayPath: 'dir/a.txt', before: Buffer.from('one\n'), after: Buffer.from('two\n') }]);
+		// The link is swapped between the two looks at the path: the byte check sees one/, the write check two/.
+		const resolve = ctx.boundary.resolve.bind(ctx.boundary);
+		ctx.boundary.resolve = (at, access) => resolve(at === viaLink ? tree.file('ws/two/a.txt') : at, access);
+		await assert.rejects(commitPlan(ctx, plan, false), {
+			code: 'stale_write',
+			message: 'dir/a.txt led to another file while the change was being checked (a folder or symlink on its path changed). Nothing was written. Check the path with list_dir, read the file again, then make the change again.',
+		});
+		assert.equal(fs.readFileSync(tree.file('ws/one/a.txt'), 'utf8'), 'one\n');
+		assert.equal(fs.readFileSync(tree.file('ws/two/a.txt'), 'utf8'), 'one\n');
+	});
 });

@@ -42,9 +42,11 @@ describe('stale rules: what a change reads and hands on', () => {
 		}
 		const ctx = await context();
 		const changes = [...contents.map((content, index) => change(`${index}.txt`, content)), change('new.txt', null)];
-		const onDisk = await checkStillAsShown(ctx, changes, await checkNotStale(ctx, changes));
+		const { onDisk, realPaths } = await checkStillAsShown(ctx, changes, await checkNotStale(ctx, changes));
 		for (const planned of changes.slice(0, -1)) assert.equal(onDisk.get(planned.path), planned.before, planned.displayPath);
 		assert.equal(onDisk.has(tree.file('ws/new.txt')), false, 'a new file has no bytes on disk to back up');
+		for (const planned of changes.slice(0, -1)) assert.equal(realPaths.get(planned.path), fs.realpathSync(planned.path), planned.displayPath);
+		assert.equal(realPaths.has(tree.file('ws/new.txt')), false, 'a new file is nowhere yet');
 	});
 
 	it('compares a big file to its last byte', async () => {

@@ -103,8 +103,9 @@ export async function commitPlan(ctx: ChangeContext, plan: ChangePlan, confirmed
 		throwIfAborted(ctx.signal, 'The change');
 		// Both only look, so they run side by side; a stale file is reported first, as if in turn.
 		const [shown, approved] = await Promise.allSettled([checkStillAsShown(ctx, changes, plan.disk), checkStillApproved(ctx, changes, plan.request.protectedPaths)]);
-		const onDisk = settledValue(shown);
+		const { onDisk, realPaths: checked } = settledValue(shown);
 		const realPaths = settledValue(approved);
+		assertSameFiles(changes, checked, realPaths);
 
 		const diagnosticsBefore = plan.diagnostics ? await snapshotDiagnostics(ctx, changes) : undefined;
 		const fileSystem = ctx.boundary.fileSystem;
@@ -139,6 +140,19 @@ export async function commitPlan(ctx: ChangeContext, plan: ChangePlan, confirmed
 			...(diagnostics ? { diagnostics } : {}),
 		};
 	}, ctx.heldLocks);
+}
+
+/**
+ * The bytes checked and the place written must be the same file: each path was followed twice, side
+ * by side, and a folder or symlink on the way swapped in between would have the change computed on
+ * one file written over another (whose bytes no check and no backup saw).
+ */
+function assertSameFiles(changes: readonly FileChange[], checked: ReadonlyMap<string, string>, resolved: ReadonlyMap<string, string>): void {
+	for (const change of changes) {
+		const read = checked.get(change.path);
+		if (read === undefined || read === resolved.get(change.path)) continue;
+		throw new ToolError('stale_write', `${change.displayPath} led to another file while the change was being checked (a folder or symlink on its path changed). Nothing was written. Check the path with list_dir, read the file again, then make the change again.`, { path: change.displayPath });
+	}
 }
 
 function settledValue<T>(result: PromiseSettledResult<T>): T {

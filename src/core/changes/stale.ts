@@ -23,18 +23,27 @@ import { DiskBytes, DiskSplice } from '../files/diskBytes';
  * when there is some, as when it was planned): compared in full, so a same-size edit in the same
  * second is caught too.
  */
-export async function checkStillAsShown(ctx: ChangeContext, changes: readonly FileChange[], disk: ReadonlyMap<string, FileVersion | null>): Promise<Map<string, Uint8Array>> {
+export async function checkStillAsShown(ctx: ChangeContext, changes: readonly FileChange[], disk: ReadonlyMap<string, FileVersion | null>): Promise<StillAsShown> {
 	const read = await everyInOrder(changes, change => checkOneStillAsShown(ctx, change, disk));
-	// What each file holds on disk now, read through a checked descriptor (the backup copies it).
-	return new Map(changes.flatMap((change, index) => (read[index] ? [[change.path, read[index]] as const] : [])));
+	return {
+		onDisk: new Map(changes.flatMap((change, index) => (read[index].bytes ? [[change.path, read[index].bytes] as const] : []))),
+		realPaths: new Map(changes.flatMap((change, index) => (read[index].real !== undefined ? [[change.path, read[index].real] as const] : []))),
+	};
 }
 
-/** The file's disk bytes when they were read (not an editor's text). */
-async function checkOneStillAsShown(ctx: ChangeContext, change: FileChange, disk: ReadonlyMap<string, FileVersion | null>): Promise<Uint8Array | undefined> {
-	if (change.before instanceof DiskBytes) {
-		await checkDiskStillAsShown(ctx, change, change.before);
-		return undefined;
-	}
+export interface StillAsShown {
+	/** What each file holds on disk now, read through a checked descriptor (the backup copies it). */
+	readonly onDisk: Map<string, Uint8Array>;
+	/**
+	 * Where each file checked on disk really is: a write must go to that very file, and a path that
+	 * leads elsewhere when it is resolved for the write had a folder or symlink swapped in between.
+	 */
+	readonly realPaths: Map<string, string>;
+}
+
+/** The file's disk bytes when they were read (not an editor's text), and where it really is. */
+async function checkOneStillAsShown(ctx: ChangeContext, change: FileChange, disk: ReadonlyMap<string, FileVersion | null>): Promise<{ bytes?: Uint8Array; real?: string }> {
+	if (change.before instanceof DiskBytes) return { real: await checkDiskStillAsShown(ctx, change, change.before) };
 	const now = await readFileAsChanged(ctx, change.path, change.displayPath, undefined, change.before ?? undefined);
 	// The editor's unsaved text may be unchanged while the file under it was rewritten: saving
 	// the change would overwrite that.
@@ -45,7 +54,7 @@ async function checkOneStillAsShown(ctx: ChangeContext, change: FileChange, disk
 	}
 	if (change.before === null) {
 		if (now.exists) throw new ToolError('already_exists', `${change.displayPath} was created by someone else since you were shown the change. Nothing was written. Read it, then decide whether to overwrite it.`);
-		return undefined;
+		return {};
 	}
 	if (!now.exists || !sameBytes(now.bytes!, change.before)) {
 		const what = now.exists ? 'changed' : 'was deleted or moved';
@@ -55,7 +64,7 @@ async function checkOneStillAsShown(ctx: ChangeContext, change: FileChange, disk
 			{ path: change.displayPath },
 		);
 	}
-	return now.fromEditor ? undefined : now.bytes!;
+	return { bytes: now.fromEditor ? undefined : now.bytes!, real: now.real };
 }
 
 /**
@@ -64,7 +73,7 @@ async function checkOneStillAsShown(ctx: ChangeContext, change: FileChange, disk
  * for the write, against the digest (DiskSplice.copyTo, or whole()): one read of a big file
  * instead of two, still before anything visible changes.
  */
-async function checkDiskStillAsShown(ctx: ChangeContext, change: FileChange, before: DiskBytes): Promise<void> {
+async function checkDiskStillAsShown(ctx: ChangeContext, change: FileChange, before: DiskBytes): Promise<string> {
 	const stale = (what: string) => new ToolError(
 		'stale_write',
 		`${change.displayPath} ${what} since you were shown the change, so the change shown no longer fits it. Nothing was written. Read it again with read_file, then redo your change on its current content.`,
@@ -80,6 +89,7 @@ async function checkDiskStillAsShown(ctx: ChangeContext, change: FileChange, bef
 	}
 	await file.handle.close().catch(() => undefined);
 	if (file.stat.size !== before.byteLength) throw stale('changed');
+	return file.real;
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
@@ -203,6 +213,8 @@ export interface CurrentFile {
 	readonly bytes: Uint8Array | null;
 	/** The bytes are an editor's unsaved text (re-encoded with the file's BOM). */
 	readonly fromEditor: boolean;
+	/** Where the file read really is (a local file that exists). */
+	readonly real?: string;
 }
 
 /**
@@ -292,12 +304,12 @@ async function readFileAsChanged(ctx: ChangeContext, absolute: string, displayPa
 		const dirty = ctx.host.dirtyText(absolute);
 		if (dirty !== undefined) {
 			const bom = hasBom(await readHead(handle, 3));
-			return { exists: true, bytes: encodeText(dirty.startsWith('\ufeff') ? dirty.slice(1) : dirty, { bom }), fromEditor: true };
+			return { exists: true, bytes: encodeText(dirty.startsWith('\ufeff') ? dirty.slice(1) : dirty, { bom }), fromEditor: true, real: file.real };
 		}
 		// A file that still holds what is expected is not read into a second copy of it.
-		if (expected && await holdsExactly(handle, stat.size, expected)) return { exists: true, bytes: expected, fromEditor: false };
+		if (expected && await holdsExactly(handle, stat.size, expected)) return { exists: true, bytes: expected, fromEditor: false, real: file.real };
 		const bytes = await readWhole(handle, stat.size);
-		return { exists: true, bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), fromEditor: false };
+		return { exists: true, bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), fromEditor: false, real: file.real };
 	} catch (error) {
 		throw fromNodeError(error, displayPath);
 	} finally {

@@ -90,10 +90,13 @@ describe('file work a few items at a time', () => {
 			assert.deepEqual(started, [0, 1, 2]);
 		});
 
-		it('throws a failure that is not an object as it is', async () => {
-			await assert.rejects(forEachLimited([0, 1], 1, async index => {
-				if (index === 1) throw 'plain words';
-			}), (reason: unknown) => reason === 'plain words');
+		it('throws a failure that is not an object (none, null, words) as it is', async () => {
+			for (const thrown of [undefined, null, 'plain words']) {
+				const reason = await forEachLimited([0, 1], 1, async index => {
+					if (index === 1) throw thrown;
+				}).then(() => assert.fail('it must fail'), (error: unknown) => error);
+				assert.equal(reason, thrown);
+			}
 		});
 
 		it('does nothing for no items', async () => {

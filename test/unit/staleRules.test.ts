@@ -180,6 +180,17 @@ describe('stale rules through the tools', () => {
 			assert.deepEqual(harness.asked, []);
 		});
 
+		it('refuses a device, socket or pipe given as the file to write or edit, and reads nothing', async () => {
+			tree = makeTree();
+			const { memory, harness } = virtual('/ws', { 'a.txt': 'a\n' });
+			memory.others.add('/ws/pipe');
+			for (const [tool, input] of [['write_file', { path: 'pipe', content: 'x' }], ['edit_file', { path: 'pipe', edits: [{ oldText: 'a', newText: 'b' }] }]] as const) {
+				assert.deepEqual(await harness.error(tool, input), { code: 'io', message: 'pipe is not a regular file (a device, socket or pipe); these tools neither read nor change such files. Give the path of a regular file.' }, tool);
+			}
+			assert.equal(memory.reads.size, 0);
+			assert.deepEqual(harness.asked, []);
+		});
+
 		it('a file deleted while the person decided is named as deleted', async () => {
 			tree = makeTree();
 			const { memory, harness } = virtual('/ws', { 'a.txt': 'alpha\n' });

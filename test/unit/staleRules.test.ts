@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { checkNotStale, checkStillAsShown, currentVersion, DIGEST_MAX_BYTES, readCurrent, withDigest } from '../../src/core/changes/stale';
+import { checkNotStale, checkStillAsShown, currentVersion, DIGEST_MAX_BYTES, readCurrent, recordVersions, withDigest } from '../../src/core/changes/stale';
 import { ChangeContext, createChangeState, FileChange } from '../../src/core/context';
 import type { FileSystem } from '../../src/core/files/fileSystem';
 import { createNodeEnvironment } from '../../src/core/nodeHost';
@@ -32,6 +32,16 @@ describe('stale rules: what a change reads and hands on', () => {
 		const stat = fs.statSync(tree.file('ws/a.txt'));
 		const disk = await checkNotStale(await context(), [change('a.txt', Buffer.from('alpha\n')), change('new.txt', null)]);
 		assert.deepEqual(disk, new Map([[tree.file('ws/a.txt'), { mtimeMs: stat.mtimeMs, size: 6 }], [tree.file('ws/new.txt'), null]]));
+	});
+
+	it('records a moved file under its new path only: its old path keeps no version of it', async () => {
+		const [from, to] = [tree.file('ws/a.txt'), tree.file('ws/b.txt')];
+		const state = createChangeState();
+		state.fileVersions.set(from, { mtimeMs: 1, size: 6 });
+		fs.writeFileSync(to, 'alpha\n');
+		await recordVersions(state, [{ path: from, displayPath: 'a.txt', before: Buffer.from('alpha\n'), after: Buffer.from('alpha\n'), movedTo: { path: to, displayPath: 'b.txt' } }]);
+		assert.deepEqual([...state.fileVersions.keys()], [to]);
+		assert.equal(state.fileVersions.get(to)?.size, 6);
 	});
 
 	it('hands the commit the very bytes the change was made from when the file still holds them, not a second copy', async () => {

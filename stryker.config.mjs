@@ -14,6 +14,10 @@ export default {
 		'src/core/changes/stale.ts',
 		'src/core/changes/locks.ts',
 		'src/core/files/atomic.ts',
+		// edit_file's new bytes kept as pieces of the old ones (searched, diffed and written as such),
+		// and the gates that bound how many files the checks, staging and commit work on at once.
+		'src/core/files/splicedBytes.ts',
+		'src/core/files/inParallel.ts',
 		// Locating text (exact and tolerant), placing and applying patch hunks.
 		'src/core/text/match.ts',
 		'src/core/patch/hunks.ts',

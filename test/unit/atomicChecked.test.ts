@@ -72,6 +72,28 @@ describe('atomic change sets with the files as the commit checked them', () => {
 		assert.equal(fs.readFileSync(tree.file('a.txt'), 'utf8'), 'a\n');
 	});
 
+	it('a deleted or moved file gone since it was checked is not brought back from its checked bytes by a rollback', async () => {
+		tree = makeTree({ 'gone.txt': 'gone\n', 'moved.txt': 'moved\n', 'a.txt': 'a\n' });
+		const changes = [fileChange(tree, 'gone.txt', 'gone\n', null), fileChange(tree, 'moved.txt', 'moved\n', 'moved\n', 'there.txt'), fileChange(tree, 'a.txt', 'a\n', 'A\n')];
+		fs.rmSync(tree.file('gone.txt'));
+		fs.rmSync(tree.file('moved.txt'));
+		await assert.rejects(applyChangesAtomically(changes, undefined, {
+			onDisk: onDiskOf(changes),
+			beforeCommit: (_change, index) => { if (index === 2) throw injectedEio(); },
+		}), /The files written before it were restored: nothing was changed\.$/);
+		assert.deepEqual(snapshotTree(tree.root), { 'a.txt': 'a\n' });
+	});
+
+	it('a move whose source is gone since it was checked makes its target with a new file\'s permission bits', async function () {
+		if (process.platform === 'win32') this.skip();
+		tree = makeTree({ 'moved.txt': 'moved\n', 'made.txt': '' });
+		const changes = [fileChange(tree, 'moved.txt', 'moved\n', 'moved\n', 'there.txt')];
+		fs.rmSync(tree.file('moved.txt'));
+		await applyChangesAtomically(changes, undefined, { onDisk: onDiskOf(changes) });
+		assert.equal(fs.readFileSync(tree.file('there.txt'), 'utf8'), 'moved\n');
+		assert.equal(modeOf(tree.file('there.txt')), modeOf(tree.file('made.txt')));
+	});
+
 	it('a deleted or moved file put back from its checked bytes keeps its permission bits', async function () {
 		if (process.platform === 'win32') this.skip();
 		tree = makeTree({ 'run.sh': '#!/bin/sh\n', 'tool.sh': '#!/bin/sh\necho\n', 'a.txt': 'a\n' });

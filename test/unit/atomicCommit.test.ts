@@ -403,6 +403,18 @@ describe('applyChangesAtomically: commit and rollback', () => {
 		assert.equal(read('b.txt'), 'b\n');
 	});
 
+	it('a written file replaced by someone else with a file of the same size is told from ours by its inode, and left alone', async () => {
+		await assert.rejects(
+			applyChangesAtomically([change('a.txt', 'a\n', 'A\n'), change('b.txt', 'b\n', 'B\n')], undefined, before(1, () => {
+				fs.writeFileSync(tree.file('theirs.tmp'), 'T\n');
+				fs.renameSync(tree.file('theirs.tmp'), tree.file('a.txt'));
+			})),
+			(error: ToolError) => error.code === 'io' && /^Could not write a\.txt: a\.txt was not written where it was meant to go.* could not all be restored: a\.txt may hold the new content\./.test(error.message),
+		);
+		assert.equal(read('a.txt'), 'T\n');
+		assert.equal(read('b.txt'), 'b\n');
+	});
+
 	it('a written file replaced by someone else before the set is done is left alone and named, the rest put back', async () => {
 		await assert.rejects(
 			applyChangesAtomically([change('a.txt', 'a\n', 'A\n'), change('b.txt', 'b\n', 'B\n')], undefined, before(1, () => {

@@ -409,6 +409,14 @@ describe('boundary', () => {
 			await refused(b, `${shared}-evil/doc.md`, 'read', 'outside_workspace');
 		});
 
+		it('lets a file opened for reading be in any one of several extra roots', async () => {
+			const b = await boundary({ additionalReadPaths: [outside, shared] });
+			for (const file of [path.join(shared, 'doc.md'), path.join(outside, 'secret.txt')]) {
+				assert.doesNotThrow(() => b.assertReachable(file, 'read', file));
+				assert.throws(() => b.assertReachable(file, 'write', file), BoundaryError);
+			}
+		});
+
 		it('reads an extra root with no folder open', async () => {
 			const b = await boundary({ roots: [], additionalReadPaths: [shared] });
 			assert.equal((await b.resolve(path.join(shared, 'doc.md'), 'read')).exists, true);

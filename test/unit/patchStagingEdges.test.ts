@@ -63,6 +63,12 @@ describe('apply_patch: staging sequences and what a patch locks', () => {
 		assert.deepEqual(into.staged.protectedPaths, ['.env'], 'the target of a move is protected too');
 	});
 
+	it('a move of a file onto its own name with no hunks changes nothing', async () => {
+		const { staged } = await stage({ 'a.txt': 'a\n' }, envelope('*** Update File: a.txt', '*** Move to: a.txt'));
+		assert.deepEqual(staged.changes, []);
+		assert.deepEqual(staged.unchanged, ['a.txt']);
+	});
+
 	it('a file moved and then deleted is one deletion of the source', async () => {
 		const text = await apply({ 'a.txt': 'a\n' }, envelope('*** Update File: a.txt', '*** Move to: b.txt', '*** Delete File: b.txt'));
 		assert.match(text, /^D a\.txt/m);

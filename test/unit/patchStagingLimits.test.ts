@@ -51,6 +51,26 @@ describe('staging reads a few files at a time', () => {
 		assert.deepEqual(started, ['a', 'b', 'c']);
 	});
 
+	it('a gate whose tasks all finished gives their places back: later tasks run at once, up to its limit', async () => {
+		const gate = concurrencyGate(2);
+		let running = 0;
+		let most = 0;
+		const task = () => gate(async () => {
+			most = Math.max(most, ++running);
+			await new Promise(resolve => setTimeout(resolve, 5));
+			running--;
+		});
+		const later = async () => {
+			await Promise.all([task(), task()]);
+			await task();
+			await Promise.all([task(), task(), task()]);
+		};
+		// A place not given back would leave the later tasks waiting for ever: fail within a second instead.
+		const deadline = new Promise((_, reject) => setTimeout(() => reject(new Error('later tasks are still waiting')), 1000).unref());
+		await Promise.race([later(), deadline]);
+		assert.equal(most, 2);
+	});
+
 	it('a patch of many files never holds more files open than the gate lets through', async () => {
 		let open = 0;
 		let most = 0;

@@ -49,6 +49,20 @@ describe('the change pipeline: cancels, commit locks, approval still valid', () 
 		}
 	});
 
+	it('a move\'s target counts as a place it writes: protected when asked, and refused if it turned protected before the commit', async function () {
+		if (process.platform === 'win32') this.skip();
+		const move = (to: string): FileChange => ({ ...edit(), after: Buffer.from('one\n'), movedTo: { path: tree.file(`ws/${to}`), displayPath: to } });
+		assert.deepEqual((await planChange(await context(), 'Move', [move('.git/moved.txt')])).request.protectedPaths, ['.git/moved.txt']);
+		const ctx = await context();
+		const plan = await planChange(ctx, 'Move', [move('sub/moved.txt')]);
+		assert.deepEqual(plan.request.protectedPaths, []);
+		fs.rmSync(tree.file('ws/sub'), { recursive: true });
+		fs.symlinkSync('.git', tree.file('ws/sub'));
+		await assert.rejects(commitPlan(ctx, plan, true), { code: 'stale_write', message: /^sub\/moved\.txt became a protected path while waiting for confirmation/ });
+		assert.equal(fs.readFileSync(tree.file('ws/a.txt'), 'utf8'), 'one\n');
+		assert.equal(fs.existsSync(tree.file('ws/.git/moved.txt')), false);
+	});
+
 	it('refuses a path that became protected while the person decided, and writes nothing there', async function () {
 		if (process.platform === 'win32') this.skip();
 		const h = makeHarness(tree.file('ws'));

@@ -51,6 +51,8 @@ describe('SplicedBytes', () => {
 			const expected = referenceEdit(before, edits);
 			const result = replaceExactBytes(before, edits);
 			assert.equal(result && Buffer.from(wholeBytes(result.after)).toString(), expected, `round ${round}: ${JSON.stringify({ before: before.toString(), edits })}`);
+			// Every piece counts (the searches and the write walk them; too many are joined): none is empty.
+			if (result?.after instanceof SplicedBytes) assert.ok(result.after.pieces.every(piece => piece.length > 0), `round ${round}: an empty piece`);
 			if (expected !== undefined) compared++;
 		}
 		assert.ok(compared > 300, `enough rounds found their text (${compared})`);
@@ -85,6 +87,82 @@ describe('SplicedBytes', () => {
 		assert.equal(spliced.unchangedSuffix(), 0);
 		assert.equal(SplicedBytes.of(base).unchangedSuffix(), 4);
 		assert.equal(SplicedBytes.of(base).equalsBase(), true);
+	});
+
+	it('leaves no empty piece between matches side by side', () => {
+		const after = pieces(Buffer.from('aaaa'), [{ oldText: 'a', newText: 'bc', replaceAll: true }]);
+		assert.deepEqual(after.pieces.map(piece => piece.toString()), ['bc', 'bc', 'bc', 'bc']);
+	});
+
+	it('is not the old bytes when it is only their start', () => {
+		const before = Buffer.from('one two three\n');
+		const cut = pieces(before, [{ oldText: ' three\n', newText: '' }]);
+		assert.equal(cut.whole().toString(), 'one two');
+		assert.equal(cut.equalsBase(), false);
+	});
+
+	it('counts as unchanged no memory just before the old bytes either', () => {
+		const memory = Buffer.from('WXYZabcd');
+		const base = memory.subarray(4, 8);
+		// 'YZ' inserted at the start is memory that ends where the old bytes begin.
+		const spliced = SplicedBytes.of(base).replaced([0], 0, memory.subarray(2, 4));
+		assert.equal(spliced.whole().toString(), 'YZabcd');
+		assert.equal(spliced.unchangedSuffix(), 4);
+		assert.equal(spliced.unchangedPrefix(), 0);
+	});
+
+	it('tells the old bytes by their memory, not by an offset another buffer shares', () => {
+		// Unpooled buffers all start at offset 0 of their own memory.
+		const base = Buffer.alloc(64, 'a');
+		const spliced = SplicedBytes.of(base).replaced([0], 2, Buffer.alloc(2, 'b'));
+		assert.equal(spliced.unchangedPrefix(), 0);
+		assert.equal(spliced.unchangedSuffix(), 62);
+		assert.equal(SplicedBytes.of(base).replaced([0], 2, Buffer.alloc(2, 'a')).equalsBase(), true, 'equal by content');
+		assert.equal(spliced.equalsBase(), false);
+	});
+
+	it('gives the old bytes themselves, not a copy, when nothing was cut', () => {
+		const bytes = Buffer.from('unchanged\n');
+		assert.equal(SplicedBytes.of(bytes).whole(), bytes);
+		assert.equal(SplicedBytes.of(bytes).whole().buffer, bytes.buffer);
+	});
+
+	/** The bytes Buffer.concat copies while `work` runs (the windows a search cuts, or a join). */
+	function bytesCopied(work: () => void): number {
+		const concat = Buffer.concat;
+		let copied = 0;
+		Buffer.concat = ((list: readonly Uint8Array[], length?: number) => {
+			const joined = concat(list, length);
+			copied += joined.length;
+			return joined;
+		}) as typeof Buffer.concat;
+		try {
+			work();
+		} finally {
+			Buffer.concat = concat;
+		}
+		return copied;
+	}
+
+	it('searches a few pieces in place, copying only small windows at their joins', () => {
+		const spliced = SplicedBytes.of(Buffer.alloc(100_000, 'x')).replaced([10_000, 50_000], 1, Buffer.from('y'));
+		assert.equal(spliced.pieces.length, 5);
+		const copied = bytesCopied(() => {
+			assert.equal(spliced.indexOf(Buffer.from('not in there'), 0), -1);
+			assert.equal(spliced.indexOf(Buffer.from('xxyxx'), 20_000), 49_998);
+		});
+		assert.ok(copied < 200, `${copied} bytes copied`);
+	});
+
+	it('joins pieces once, rather than copy more in windows than the whole holds', () => {
+		// 200 one-byte edits: windows of a 100-byte needle at 400 joins would copy four times the bytes.
+		const starts = Array.from({ length: 200 }, (_, index) => index * 100 + 50);
+		const spliced = SplicedBytes.of(Buffer.alloc(20_000, 'x')).replaced(starts, 1, Buffer.from('y'));
+		const needle = Buffer.concat([Buffer.alloc(49, 'x'), Buffer.from('y'), Buffer.alloc(50, 'x')]);
+		const absent = Buffer.concat([needle.subarray(0, 99), Buffer.from('z')]);
+		const first = bytesCopied(() => assert.equal(spliced.indexOf(absent, 0), -1));
+		assert.ok(first <= spliced.byteLength, `${first} bytes copied for ${spliced.byteLength}`);
+		assert.equal(bytesCopied(() => assert.equal(spliced.indexOf(needle, 19_000), 19_001)), 0, 'joined once, kept');
 	});
 
 	it('cuts windows across pieces and finds needles from any position', () => {

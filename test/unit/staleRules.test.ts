@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { checkNotStale, checkStillAsShown, currentVersion, DIGEST_MAX_BYTES, readCurrent, withDigest } from '../../src/core/changes/stale';
+import { checkNotStale, checkStillAsShown, currentVersion, DIGEST_MAX_BYTES, readCurrent, recordVersions, withDigest } from '../../src/core/changes/stale';
 import { ChangeContext, createChangeState, FileChange } from '../../src/core/context';
 import type { FileSystem } from '../../src/core/files/fileSystem';
 import { createNodeEnvironment } from '../../src/core/nodeHost';
@@ -32,6 +32,16 @@ describe('stale rules: what a change reads and hands on', () => {
 		const stat = fs.statSync(tree.file('ws/a.txt'));
 		const disk = await checkNotStale(await context(), [change('a.txt', Buffer.from('alpha\n')), change('new.txt', null)]);
 		assert.deepEqual(disk, new Map([[tree.file('ws/a.txt'), { mtimeMs: stat.mtimeMs, size: 6 }], [tree.file('ws/new.txt'), null]]));
+	});
+
+	it('records a moved file under its new path only: its old path keeps no version of it', async () => {
+		const [from, to] = [tree.file('ws/a.txt'), tree.file('ws/b.txt')];
+		const state = createChangeState();
+		state.fileVersions.set(from, { mtimeMs: 1, size: 6 });
+		fs.writeFileSync(to, 'alpha\n');
+		await recordVersions(state, [{ path: from, displayPath: 'a.txt', before: Buffer.from('alpha\n'), after: Buffer.from('alpha\n'), movedTo: { path: to, displayPath: 'b.txt' } }]);
+		assert.deepEqual([...state.fileVersions.keys()], [to]);
+		assert.equal(state.fileVersions.get(to)?.size, 6);
 	});
 
 	it('hands the commit the very bytes the change was made from when the file still holds them, not a second copy', async () => {
@@ -179,6 +189,17 @@ describe('stale rules through the tools', () => {
 			}
 			assert.equal(memory.reads.size, 0);
 			assert.deepEqual([...memory.files.keys()], ['/ws/src/a.txt']);
+			assert.deepEqual(harness.asked, []);
+		});
+
+		it('refuses a device, socket or pipe given as the file to write or edit, and reads nothing', async () => {
+			tree = makeTree();
+			const { memory, harness } = virtual('/ws', { 'a.txt': 'a\n' });
+			memory.others.add('/ws/pipe');
+			for (const [tool, input] of [['write_file', { path: 'pipe', content: 'x' }], ['edit_file', { path: 'pipe', edits: [{ oldText: 'a', newText: 'b' }] }]] as const) {
+				assert.deepEqual(await harness.error(tool, input), { code: 'io', message: 'pipe is not a regular file (a device, socket or pipe); these tools neither read nor change such files. Give the path of a regular file.' }, tool);
+			}
+			assert.equal(memory.reads.size, 0);
 			assert.deepEqual(harness.asked, []);
 		});
 

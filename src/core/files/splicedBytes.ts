@@ -120,9 +120,12 @@ export class SplicedBytes {
 		const views: Buffer[] = [];
 		let start = 0;
 		for (const piece of this.pieces) {
-			const end = start + piece.length;
-			if (end > from && start < to) views.push(piece.subarray(Math.max(0, from - start), Math.min(piece.length, to - start)));
-			start = end;
+			// The part of this piece inside [from, to); an empty one is no piece (two matches side by side
+			// leave nothing of the old bytes between them).
+			const first = Math.max(0, from - start);
+			const end = Math.min(piece.length, to - start);
+			if (first < end) views.push(piece.subarray(first, end));
+			start += piece.length;
 			if (start >= to) break;
 		}
 		return views;

@@ -9,6 +9,8 @@ export class MemoryFileSystem implements FileSystem {
 	readonly local = false;
 	readonly files = new Map<string, { bytes: Uint8Array; mtimeMs: number }>();
 	readonly folders = new Set<string>(['/']);
+	/** Entries that are neither files nor folders (a device, a socket, a pipe). */
+	readonly others = new Set<string>();
 	readonly reads = new Map<string, number>();
 	/** Writes to these paths fail (to test rollback). */
 	readonly failWrites = new Set<string>();
@@ -32,6 +34,7 @@ export class MemoryFileSystem implements FileSystem {
 		const file = this.files.get(absolute);
 		if (file) return statOf('file', file.bytes.byteLength, file.mtimeMs);
 		if (this.folders.has(absolute)) return statOf('directory', 0, 0);
+		if (this.others.has(absolute)) return statOf('other', 0, 0);
 		throw notFound(absolute);
 	}
 
@@ -76,7 +79,7 @@ export class MemoryFileSystem implements FileSystem {
 	}
 }
 
-function statOf(kind: 'file' | 'directory', size: number, mtimeMs: number): FileStat {
+function statOf(kind: 'file' | 'directory' | 'other', size: number, mtimeMs: number): FileStat {
 	return { size, mtimeMs, isFile: () => kind === 'file', isDirectory: () => kind === 'directory', isSymbolicLink: () => false };
 }
 

@@ -325,5 +325,9 @@ describe('process runner: streams, logs and signals', function () {
 		fs.utimesSync(path.join(dir, 'a-new.log'), 2000, 2000);
 		assert.equal(await pruneLogs(dir, 1), 1);
 		assert.deepEqual(fs.readdirSync(dir).sort(), ['a-new.log', 'keep.txt']);
+		// A log that cannot be stat'ed (here a dangling link) counts as the oldest, whatever its name.
+		fs.symlinkSync(path.join(dir, 'missing'), path.join(dir, 'z-unreadable.log'));
+		assert.equal(await pruneLogs(dir, 1), 1);
+		assert.deepEqual(fs.readdirSync(dir).sort(), ['a-new.log', 'keep.txt']);
 	});
 });

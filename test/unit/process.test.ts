@@ -185,7 +185,7 @@ describe('process runner', function () {
 			groups.push(result.pid!);
 		}
 		assert.deepEqual(runningChildren(), []);
-		assert.deepEqual(groups.filter(groupAlive), []);
+		assert.deepEqual(groups.filter(pgid => groupAlive(pgid)), []);
 	});
 
 	it('a folder that vanished is a clear spawn error, not a crash', async () => {

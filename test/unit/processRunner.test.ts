@@ -4,10 +4,42 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { execFileSync } from 'node:child_process';
-import { CommandLogs, commandLogDir, findOnPath, findPosixShell, groupAlive, posixInvocation, pruneLogs, runProcess, RunOptions, signalGroup, SpawnError } from '../../src/core/commands/process';
+import {
+	CommandLogs, commandLogDir, findOnPath, findPosixShell, groupAlive, Launch, posixInvocation, pruneLogs, runProcess, RunOptions, signalGroup, SpawnError, spawnOptions,
+} from '../../src/core/commands/process';
+import type { Sandbox } from '../../src/core/sandbox/runtime';
 import { defaultSettings } from '../../src/core/policy/settings';
 import { workspaceBoundary } from '../../src/core/policy/workspaceBoundary';
 import { makeReadOnly, stopProcessesIn, withDeadline } from './helpers';
+
+/** The runner module as a new tool host first loads it: its memo of the shell not yet set. */
+function freshProcessModule(): typeof import('../../src/core/commands/process') {
+	const id = require.resolve('../../src/core/commands/process');
+	const loaded = require.cache[id];
+	delete require.cache[id];
+	try {
+		return require(id);
+	} finally {
+		require.cache[id] = loaded;
+	}
+}
+
+/**
+ * A stand-in for bwrap: runs the program under `env` with a marker variable, reads every exit as
+ * `readExitAs`, and says whether the program's processes end with it.
+ */
+function fakeSandbox(endsWithProgram: boolean, readExitAs?: { exitCode: number }): Sandbox {
+	return {
+		kind: 'bwrap',
+		scanComplete: true,
+		endsWithProgram,
+		env: { TMPDIR: '/sandbox-tmp' },
+		readExit: exit => (readExitAs ? { ...exit, ...readExitAs } : exit),
+		wrap: program => ({ ...program, file: '/usr/bin/env', args: ['WRAPPED=yes', program.file, ...program.args] }),
+		createdProtected: async () => [],
+		dispose: async () => undefined,
+	};
+}
 
 async function until(check: () => boolean, ms: number): Promise<boolean> {
 	const deadline = Date.now() + ms;
@@ -142,6 +174,45 @@ describe('process runner: streams, logs and signals', function () {
 		assert.throws(() => execFileSync(strict.file, strict.args, { stdio: 'ignore' }), /Command failed/);
 	});
 
+	it('takes /bin/bash by default, before a bash on the PATH', function () {
+		if (!fs.existsSync('/bin/bash')) this.skip();
+		const bin = path.join(dir, 'bin');
+		fs.mkdirSync(bin);
+		fs.writeFileSync(path.join(bin, 'bash'), '');
+		assert.deepEqual(findPosixShell({ PATH: bin }), { file: '/bin/bash', pipefail: true });
+	});
+
+	it('gives the first command of a new tool host a shell (the memo starts empty)', () => {
+		const fresh = freshProcessModule();
+		assert.deepEqual(fresh.shellInvocation('echo hi', 'linux'), posixInvocation(findPosixShell(process.env), 'echo hi'));
+	});
+
+	it('starts the shell with three pipes, in a session of its own except on Windows, where no console window opens', () => {
+		const launch: Launch = { file: 'sh', args: [], env: { A: '1' }, windowsVerbatimArguments: true };
+		const common = { cwd: dir, env: { A: '1' }, stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true, windowsVerbatimArguments: true };
+		assert.deepEqual(spawnOptions(launch, dir, 'linux'), { ...common, detached: true });
+		assert.deepEqual(spawnOptions(launch, dir, 'darwin'), { ...common, detached: true });
+		assert.deepEqual(spawnOptions(launch, dir, 'win32'), { ...common, detached: false });
+	});
+
+	it('runs through the sandbox: its wrapper, its TMPDIR, its reading of the exit', async () => {
+		const result = await run('echo "$WRAPPED $TMPDIR"; exit 3', { sandbox: fakeSandbox(false, { exitCode: 7 }), env: { TMPDIR: '/ours' } });
+		assert.equal(result.stdout.buffer.toText().text, 'yes /sandbox-tmp\n', 'the sandbox\'s TMPDIR wins over the caller\'s');
+		assert.equal(result.exitCode, 7);
+		assert.equal((await run('exit 3', { sandbox: fakeSandbox(false) })).exitCode, 3);
+	});
+
+	it('in a sandbox whose processes end with it, waits for them before saying what is left running', async () => {
+		// bwrap reports its exit while the PID namespace is still being torn down; this stand-in's
+		// background job ends by itself shortly after the shell, as the namespace's processes would.
+		const command = 'sleep 0.3 >/dev/null 2>&1 & exit 0';
+		const sandboxed = await run(command, { sandbox: fakeSandbox(true), graceMs: 5_000 });
+		assert.equal(sandboxed.leftRunning, false);
+		assert.equal(groupAlive(sandboxed.pid!), false);
+		const plain = await run(command, { sandbox: fakeSandbox(false), graceMs: 5_000 });
+		assert.equal(plain.leftRunning, true, 'without the wait the job would be reported as left running');
+	});
+
 	it('takes the given /bin/bash when it exists, whatever the PATH holds', () => {
 		const binBash = path.join(dir, 'bash');
 		fs.writeFileSync(binBash, '');
@@ -252,6 +323,10 @@ describe('process runner: streams, logs and signals', function () {
 		// By time first: the newest is kept though its name sorts first.
 		fs.writeFileSync(path.join(dir, 'a-new.log'), 'x');
 		fs.utimesSync(path.join(dir, 'a-new.log'), 2000, 2000);
+		assert.equal(await pruneLogs(dir, 1), 1);
+		assert.deepEqual(fs.readdirSync(dir).sort(), ['a-new.log', 'keep.txt']);
+		// A log that cannot be stat'ed (here a dangling link) counts as the oldest, whatever its name.
+		fs.symlinkSync(path.join(dir, 'missing'), path.join(dir, 'z-unreadable.log'));
 		assert.equal(await pruneLogs(dir, 1), 1);
 		assert.deepEqual(fs.readdirSync(dir).sort(), ['a-new.log', 'keep.txt']);
 	});

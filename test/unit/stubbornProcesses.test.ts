@@ -3,7 +3,9 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { groupAlive, livingMembers, procStat, runProcess, shellInvocation, signalGroup, terminateGroup } from '../../src/core/commands/process';
+import {
+	groupAlive, livingMembers, nextPollPause, POLL_PAUSE_MAX_MS, procStat, runProcess, shellInvocation, signalGroup, terminateGroup,
+} from '../../src/core/commands/process';
 import { resultText } from '../../src/core/results/result';
 import { SessionManager } from '../../src/core/commands/sessions';
 import { makeHarness, makeTree, stopProcessesIn, withDeadline } from './helpers';
@@ -15,6 +17,30 @@ async function until(check: () => boolean, ms: number): Promise<boolean> {
 	const deadline = Date.now() + ms;
 	while (!check() && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 20));
 	return check();
+}
+
+/** Runs `work` while recording every signal process.kill is asked to send (not the probes: signal 0). */
+async function recordingSignals(work: () => Promise<void>): Promise<Array<[number, string | number]>> {
+	const sent: Array<[number, string | number]> = [];
+	const kill = process.kill;
+	process.kill = ((pid: number, signal?: string | number) => {
+		if (signal !== 0) sent.push([pid, signal ?? 'default']);
+		return kill.call(process, pid, signal);
+	}) as typeof process.kill;
+	try {
+		await work();
+	} finally {
+		process.kill = kill;
+	}
+	return sent;
+}
+
+/** Starts `bash -c script` as the leader of a new group; resolves once its first line is printed. */
+async function startGroup(script: string, cwd: string): Promise<{ pgid: number; firstLine: string; exited: Promise<unknown> }> {
+	const child = spawn('bash', ['-c', script], { cwd, detached: true, stdio: ['ignore', 'pipe', 'ignore'] });
+	const exited = new Promise(resolve => child.once('exit', resolve));
+	const firstLine = await withDeadline(new Promise<string>(resolve => child.stdout!.once('data', data => resolve(String(data).trim()))), 5_000, 'the group never started');
+	return { pgid: child.pid!, firstLine, exited };
 }
 
 /** The numbers a command wrote to a file once it is running (its own pid first). */
@@ -172,6 +198,85 @@ describe('signalling process groups', function () {
 		}
 	});
 
+	it('a group that is gone is not signalled and not alive (false, not merely falsy)', async () => {
+		const { pgid, exited } = await startGroup('echo started', dir);
+		await withDeadline(exited, 5_000, 'the shell did not exit');
+		assert.strictEqual(signalGroup(pgid, 0 as unknown as NodeJS.Signals), false);
+		assert.strictEqual(groupAlive(pgid), false);
+		// Nothing more is sent to a group id that another command may have been given by now.
+		const sent = await recordingSignals(() => terminateGroup(pgid, 1_000));
+		assert.deepEqual(sent, [[-pgid, 'SIGTERM']]);
+	});
+
+	it('a group whose leader is gone is alive while a member runs; on Windows, with no groups, only the leader counts', async function () {
+		if (process.platform !== 'linux') this.skip();
+		const { pgid, firstLine, exited } = await startGroup('sleep 1000 >/dev/null & echo $!', dir);
+		try {
+			await withDeadline(exited, 5_000, 'the leader did not exit');
+			assert.deepEqual(livingMembers(pgid), [Number(firstLine)]);
+			assert.strictEqual(groupAlive(pgid), true);
+			assert.strictEqual(groupAlive(pgid, 'win32'), false, 'the pid itself is probed there, and it is gone');
+		} finally {
+			signalGroup(pgid, 'SIGKILL');
+		}
+		assert.ok(await until(() => !groupAlive(pgid), 5_000));
+	});
+
+	it('stopping a group that honours SIGTERM sends SIGTERM and SIGCONT, and no SIGKILL once it is gone', async () => {
+		const { pgid } = await startGroup('echo started; exec sleep 1000', dir);
+		try {
+			const sent = await recordingSignals(() => withDeadline(terminateGroup(pgid, 5_000), DEADLINE_MS, 'terminateGroup did not return'));
+			assert.deepEqual(sent, [[-pgid, 'SIGTERM'], [-pgid, 'SIGCONT']]);
+			assert.equal(groupAlive(pgid), false);
+		} finally {
+			signalGroup(pgid, 'SIGKILL');
+		}
+	});
+
+	it('stopping a group that ignores SIGTERM sends the first signals in order, SIGCONT, then SIGKILL after the grace period', async () => {
+		const { pgid } = await startGroup(`trap '' HUP TERM; echo started; while :; do sleep 0.05; done`, dir);
+		try {
+			const started = Date.now();
+			const sent = await recordingSignals(() => withDeadline(terminateGroup(pgid, 300, ['SIGHUP', 'SIGTERM']), DEADLINE_MS, 'terminateGroup did not return'));
+			assert.ok(Date.now() - started >= 300, 'SIGKILL only after the grace period');
+			assert.deepEqual(sent, [[-pgid, 'SIGHUP'], [-pgid, 'SIGTERM'], [-pgid, 'SIGCONT'], [-pgid, 'SIGKILL']]);
+			assert.equal(groupAlive(pgid), false);
+		} finally {
+			signalGroup(pgid, 'SIGKILL');
+		}
+	});
+
+	it('looks at a dying group often at first, then every POLL_PAUSE_MAX_MS', () => {
+		const pauses = [5];
+		while (pauses.length < 7) pauses.push(nextPollPause(pauses[pauses.length - 1]));
+		assert.deepEqual(pauses, [5, 10, 20, 40, 50, 50, 50]);
+		assert.equal(POLL_PAUSE_MAX_MS, 50);
+		assert.equal(nextPollPause(1), 2);
+	});
+
+	it('counts as members only the numbered /proc entries of the group that are neither zombies nor dead', () => {
+		const proc = path.join(dir, 'proc');
+		const task = (pid: string, state: string, pgrp: number, name = 'sleep') => {
+			fs.mkdirSync(path.join(proc, pid), { recursive: true });
+			fs.writeFileSync(path.join(proc, pid, 'stat'), `${pid} (${name}) ${state} 1 ${pgrp} ${pgrp} 0 -1 4194560\n`);
+		};
+		task('7', 'S', 7);
+		task('9001', 'R', 7, 'a) R 1 7 (b');
+		task('12', 'Z', 7);
+		task('13', 'X', 7);
+		task('14', 'S', 8);
+		// /proc/self and friends name a process too, but are no pid of their own.
+		fs.symlinkSync('9001', path.join(proc, 'self'));
+		task('net', 'S', 7);
+		fs.mkdirSync(path.join(proc, 'sys'));
+		assert.deepEqual(livingMembers(7, proc).sort((a, b) => a - b), [7, 9001]);
+		assert.deepEqual(livingMembers(8, proc), [14]);
+		assert.deepEqual(procStat(9001, proc), { state: 'R', ppid: 1, pgrp: 7 });
+		assert.equal(procStat(15, proc), undefined);
+		// Without /proc, the leader stands for the group that the cheap check found.
+		assert.deepEqual(livingMembers(7, path.join(dir, 'no-proc')), [7]);
+	});
+
 	it('reads state, parent and group from /proc, whatever the program is called', async function () {
 		if (process.platform !== 'linux') this.skip();
 		assert.equal(procStat(process.pid)?.ppid, process.ppid);
@@ -204,6 +309,7 @@ describe('signalling process groups', function () {
 			assert.doesNotThrow(() => process.kill(-job, 0), 'the kernel still counts the zombie in its group');
 			assert.deepEqual(livingMembers(job), []);
 			assert.equal(groupAlive(job), false);
+			assert.equal(groupAlive(job, 'darwin'), true, 'elsewhere the cheap check is all there is');
 			await withDeadline(terminateGroup(job, 5_000), 1_000, 'terminateGroup waited for a zombie');
 		} finally {
 			parent.kill('SIGKILL');

@@ -1,4 +1,4 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess, spawn, SpawnOptions } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -107,14 +107,19 @@ export function commandLaunch(options: { command: string; cwd: string; env?: Rea
  * on /dev/tty fails instead of hanging.
  */
 export function spawnLaunch(launch: Launch, cwd: string): ChildProcess {
-	return spawn(launch.file, launch.args, {
+	return spawn(launch.file, launch.args, spawnOptions(launch, cwd));
+}
+
+/** How spawnLaunch starts a shell on `platform`: three pipes, a session of its own (POSIX), no console window (Windows). */
+export function spawnOptions(launch: Launch, cwd: string, platform: NodeJS.Platform = process.platform): SpawnOptions {
+	return {
 		cwd,
 		env: launch.env,
 		stdio: ['pipe', 'pipe', 'pipe'],
-		detached: process.platform !== 'win32',
+		detached: platform !== 'win32',
 		windowsHide: true,
 		windowsVerbatimArguments: launch.windowsVerbatimArguments,
-	});
+	};
 }
 
 /**
@@ -130,18 +135,26 @@ export function commandEnv(extra: Readonly<Record<string, string>> = {}, overrid
 
 /** Sends a signal to a whole process group (a tree on Windows). False when nothing was there. */
 export function signalGroup(pid: number, signal: NodeJS.Signals): boolean {
-	// kill(-1) would signal every process we may signal, kill(0) our own group: never.
-	if (!Number.isInteger(pid) || pid <= 1) return false;
+	if (!isGroupId(pid)) return false;
 	// Stryker disable all: Windows only (the tests run on Linux); listed in test/MUTATION-SURVIVORS.md.
 	if (process.platform === 'win32') {
 		if (signal === 'SIGKILL' || signal === 'SIGTERM') {
 			spawn('taskkill', ['/pid', String(pid), '/T', '/F'], { stdio: 'ignore', windowsHide: true }).on('error', () => undefined);
 			return true;
 		}
-		return trySignal(pid, signal);
 	}
 	// Stryker restore all
-	return trySignal(-pid, signal);
+	return trySignal(groupTarget(pid), signal);
+}
+
+/** Whether `pid` may name a command's group: kill(-1) would reach every process we may signal, kill(0) our own group. */
+function isGroupId(pid: number): boolean {
+	return Number.isInteger(pid) && pid > 1;
+}
+
+/** What kill() is given to reach a group: its negated id, or on Windows (no groups) the root's pid. */
+function groupTarget(pgid: number, platform: NodeJS.Platform = process.platform): number {
+	return platform === 'win32' ? pgid : -pgid;
 }
 
 function trySignal(pid: number, signal: NodeJS.Signals | 0): boolean {
@@ -158,35 +171,39 @@ function trySignal(pid: number, signal: NodeJS.Signals | 0): boolean {
  * where PID 1 does not reap orphans (some containers) a dead background job stays a zombie for
  * good; on Linux the group's members are therefore looked up in /proc when the cheap check says yes.
  */
-export function groupAlive(pgid: number): boolean {
-	if (!Number.isInteger(pgid) || pgid <= 1) return false;
-	if (!trySignal(process.platform === 'win32' ? pgid : -pgid, 0)) return false;
-	if (process.platform !== 'linux') return true;
+export function groupAlive(pgid: number, platform: NodeJS.Platform = process.platform): boolean {
+	if (!isGroupId(pgid)) return false;
+	if (!trySignal(groupTarget(pgid, platform), 0)) return false;
+	if (platform !== 'linux') return true;
 	return livingMembers(pgid).length > 0;
 }
 
-/** Pids of the group's members that are not zombies, from /proc (Linux only). */
-export function livingMembers(pgid: number): number[] {
+/**
+ * Pids of the group's members that are not zombies, from /proc (Linux only; `proc` is for tests).
+ * When /proc cannot be read, the group leader stands for the group (the caller's cheap check said yes).
+ */
+export function livingMembers(pgid: number, proc = '/proc'): number[] {
 	let entries: string[];
 	try {
-		entries = fs.readdirSync('/proc');
+		entries = fs.readdirSync(proc);
 	} catch {
 		return [pgid];
 	}
 	const members: number[] = [];
 	for (const entry of entries) {
+		// Only the numbered entries are processes (not self, sys, …).
 		if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue;
-		const stat = procStat(Number(entry));
+		const stat = procStat(Number(entry), proc);
 		if (stat && stat.pgrp === pgid && stat.state !== 'Z' && stat.state !== 'X') members.push(Number(entry));
 	}
 	return members;
 }
 
 /** State, parent and process group of a pid from /proc/<pid>/stat; undefined when it is gone. */
-export function procStat(pid: number): { state: string; ppid: number; pgrp: number } | undefined {
+export function procStat(pid: number, proc = '/proc'): { state: string; ppid: number; pgrp: number } | undefined {
 	let text: string;
 	try {
-		text = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+		text = fs.readFileSync(`${proc}/${pid}/stat`, 'utf8');
 	} catch {
 		return undefined;
 	}
@@ -208,13 +225,26 @@ export async function terminateGroup(pgid: number, graceMs = KILL_GRACE_MS, firs
 	await waitUntilGone(pgid, 1_000);
 }
 
+/** True once the group is gone; false when it is still there after `ms`. */
 async function waitUntilGone(pgid: number, ms: number, firstPause = 5): Promise<boolean> {
 	const deadline = Date.now() + ms;
-	for (let pause = firstPause; ; pause = Math.min(pause * 2, 50)) {
+	for (let pause = firstPause; ; pause = nextPollPause(pause)) {
 		if (!groupAlive(pgid)) return true;
-		if (Date.now() >= deadline) return false;
-		await delay(Math.min(pause, Math.max(1, deadline - Date.now())));
+		const left = deadline - Date.now();
+		if (left <= 0) return false;
+		await delay(Math.min(pause, left));
 	}
+}
+
+/** The longest pause between two looks at a dying group. */
+export const POLL_PAUSE_MAX_MS = 50;
+
+/**
+ * The pause after `pause` while waiting for a group to go: doubling, since most commands end at once
+ * on SIGTERM and are seen gone at the first looks, up to POLL_PAUSE_MAX_MS for those that take long.
+ */
+export function nextPollPause(pause: number): number {
+	return Math.min(pause * 2, POLL_PAUSE_MAX_MS);
 }
 
 function delay(ms: number): Promise<void> {

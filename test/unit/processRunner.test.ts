@@ -184,21 +184,21 @@ describe('process runner: streams, logs and signals', function () {
 		fs.mkdirSync(logDir);
 		const started = path.join(dir, 'started');
 		const done = path.join(dir, 'done');
-		const running = run(`touch ${started}; sleep 0.3; head -c 8000000 /dev/zero; touch ${done}`, { logDir });
+		const running = run(`touch ${started}; sleep 0.3; head -c 24000000 /dev/zero; touch ${done}`, { logDir });
 		const stalls: Promise<unknown>[] = [];
 		try {
 			assert.ok(await until(() => fs.existsSync(started), 5_000), 'the command started');
 			stalls.push(...fifos.map(fifo => fs.promises.open(fifo, 'r').then(handle => handle.close(), () => undefined).finally(() => released++)));
 			await new Promise(resolve => setTimeout(resolve, 1_000));
-			assert.equal(fs.existsSync(done), false, 'the command printed 8 MB while 1 MB could be queued');
+			assert.equal(fs.existsSync(done), false, 'the command printed 24 MB while 8 MB could be held');
 		} finally {
 			await release(stalls);
 		}
 		assert.equal(released, threads, 'every stalled thread was let go');
 		const result = await running;
 		assert.equal(fs.existsSync(done), true);
-		assert.equal(result.stdout.buffer.totalBytes, 8_000_000);
-		assert.equal(fs.statSync(result.stdout.logPath!).size, 8_000_000);
+		assert.equal(result.stdout.buffer.totalBytes, 24_000_000);
+		assert.equal(fs.statSync(result.stdout.logPath!).size, 24_000_000);
 		assert.equal(result.stdout.logCut, false);
 	});
 

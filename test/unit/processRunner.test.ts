@@ -155,6 +155,8 @@ describe('process runner: streams, logs and signals', function () {
 		await run('true', { cwd: path.join(dir, 'gone') }).catch(() => undefined);
 		const held = await run('(sleep 2; echo late) & echo started', { logDir, drainMs: 50 });
 		assert.equal(held.pipesHeld, true);
+		// Read straight into the log's piece, which was written out while the pipe was still read.
+		assert.equal(fs.readFileSync(held.stdout.logPath!, 'utf8'), 'started\n');
 		signalGroup(held.pid!, 'SIGKILL');
 		assert.ok(await until(() => openFiles() === before, 2_000), `${openFiles() - before} more open than before`);
 	});

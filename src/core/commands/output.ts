@@ -8,14 +8,15 @@ import { HeadTailBuffer } from '../results/truncate';
 /**
  * A command's output on its way into the result (a bounded head/tail buffer) and its log file.
  *
- * Where the platform allows (not Windows), each stream is a Unix socket we read with one reused
- * buffer (net.Socket's `onread`): Node's own pipes hand over every read as a freshly allocated
+ * Where the platform allows (not Windows), each stream is a Unix socket read into buffers of our
+ * choosing (net.Socket's `onread`): straight into the log's piece being filled, or one reused
+ * buffer when nothing goes to a log. Node's own pipes hand over every read as a freshly allocated
  * buffer, and for a command printing 100 MB that allocation (and the garbage it leaves) cost more
- * than the command itself. The log is written in large pieces at known offsets, a bounded number at
- * a time: a command printing faster than the disk takes it waits, costing no memory.
+ * than the command itself. The log is written in large pieces, one write at a time and a bounded
+ * number held: a command printing faster than the disk takes it waits, costing no more memory.
  */
 
-/** The most one read brings: the size of the buffer each socket is read into. */
+/** The buffer a socket is read into when its bytes go to no log (none, past its cap, or failed). */
 const READ_BYTES = 256 * 1024;
 /** The log is written in pieces this large (fewer, larger writes than one per read)... */
 const LOG_PIECE_BYTES = 1024 * 1024;
@@ -25,6 +26,8 @@ const LOG_PIECE_BYTES = 1024 * 1024;
  * stopped for each would wait as long again (100 MB of output: 2.4 -> 1.8 s under load).
  */
 const LOG_PIECES_HELD = 8;
+/** A piece with less room than this left goes to the log as it is: reads land in a fresh one. */
+const MIN_SPACE_BYTES = 64 * 1024;
 /** How much of the start of a stream decides whether it is binary. */
 const SNIFF_BYTES = 8192;
 
@@ -66,9 +69,16 @@ export class OutputSink {
 		this.log = logFile && new CommandLog(logFile, () => this.source?.resume());
 	}
 
-	/** What a socket of outputSockets reads with: one buffer for every read, handed to take(). */
+	/**
+	 * What a socket of outputSockets reads with: each read lands straight in the log's piece being
+	 * filled (CommandLog.space), or, with no log to write, in one buffer reused for every read.
+	 */
 	reader(): net.OnReadOpts {
-		return { buffer: Buffer.allocUnsafe(READ_BYTES), callback: (length, buffer) => this.take(buffer.subarray(0, length)) };
+		let reused: Buffer | undefined;
+		return {
+			buffer: () => this.log?.space() ?? (reused ??= Buffer.allocUnsafe(READ_BYTES)),
+			callback: (length, buffer) => this.take(buffer.subarray(0, length), buffer !== reused),
+		};
 	}
 
 	/** Reads a socket made with reader(). */
@@ -91,11 +101,15 @@ export class OutputSink {
 		source.on('error', () => undefined);
 	}
 
-	/** Bytes that arrived (valid only during the call). False: stop reading until the log catches up. */
-	private take(bytes: Uint8Array): boolean {
+	/**
+	 * Bytes that arrived (valid only during the call), `inLog` when they landed in the log's space.
+	 * False: stop reading until the log catches up.
+	 */
+	private take(bytes: Uint8Array, inLog = false): boolean {
 		this.buffer.push(bytes);
 		if (this.binary === undefined) this.sniff(bytes);
-		return this.log ? this.log.append(bytes) : true;
+		if (!this.log) return true;
+		return inLog ? this.log.landed(bytes.length) : this.log.append(bytes);
 	}
 
 	private sniff(chunk: Uint8Array): void {
@@ -146,13 +160,33 @@ class CommandLog {
 
 	constructor(private readonly target: LogFile, private readonly onRoom: () => void) {}
 
+	/**
+	 * Where the next read may land to be logged without a copy: the free end of the piece being
+	 * filled (a new piece when too little is left). Undefined once nothing more goes to the log.
+	 */
+	space(): Buffer | undefined {
+		if (this.error !== undefined || this.kept >= this.target.cap) return undefined;
+		if (this.piece && this.piece.length - this.filled < MIN_SPACE_BYTES) this.queuePiece();
+		this.piece ??= this.spare.pop() ?? Buffer.allocUnsafe(LOG_PIECE_BYTES);
+		return this.piece.subarray(this.filled);
+	}
+
+	/** `length` bytes a read put into space(); what passes the cap is not kept. As append() otherwise. */
+	landed(length: number): boolean {
+		if (this.error !== undefined || !this.piece) return true;
+		this.openFile();
+		const room = this.target.cap - this.kept;
+		if (length > room) this.cut = true;
+		const taken = Math.min(length, room);
+		this.kept += taken;
+		this.filled += taken;
+		if (this.filled === this.piece.length) this.queuePiece();
+		return this.held() < LOG_PIECES_HELD;
+	}
+
 	append(bytes: Uint8Array): boolean {
 		if (this.error !== undefined) return true;
-		if (!this.file) {
-			this.file = fs.promises.open(this.target.path, 'w', 0o600);
-			// Known at once, so the stream stops being copied for a log that cannot be.
-			this.file.catch((error: Error) => this.fail(error));
-		}
+		this.openFile();
 		const room = this.target.cap - this.kept;
 		if (bytes.length > room) this.cut = true;
 		let rest = bytes.subarray(0, Math.max(0, room));
@@ -166,6 +200,13 @@ class CommandLog {
 			if (this.filled === this.piece.length) this.queuePiece();
 		}
 		return this.held() < LOG_PIECES_HELD;
+	}
+
+	private openFile(): void {
+		if (this.file) return;
+		this.file = fs.promises.open(this.target.path, 'w', 0o600);
+		// Known at once, so the stream stops being copied for a log that cannot be.
+		this.file.catch((error: Error) => this.fail(error));
 	}
 
 	private held(): number {

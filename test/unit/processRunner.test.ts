@@ -4,8 +4,10 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { execFileSync } from 'node:child_process';
+import { PassThrough } from 'node:stream';
+import { OutputSink, outputSockets } from '../../src/core/commands/output';
 import {
-	CommandLogs, commandLogDir, findOnPath, findPosixShell, groupAlive, Launch, posixInvocation, pruneLogs, runProcess, RunOptions, signalGroup, SpawnError, spawnOptions,
+	CommandLogs, commandLogDir, findOnPath, findPosixShell, groupAlive, Launch, LOG_CAP_BYTES, posixInvocation, pruneLogs, runProcess, RunOptions, RunResult, signalGroup, SpawnError, spawnOptions,
 } from '../../src/core/commands/process';
 import type { Sandbox } from '../../src/core/sandbox/runtime';
 import { defaultSettings } from '../../src/core/policy/settings';
@@ -97,6 +99,100 @@ describe('process runner: streams, logs and signals', function () {
 		assert.equal(exact.stdout.logCut, false);
 	});
 
+	it('stops a log at a cap past its first pieces to the byte, while the buffer sees the rest', async () => {
+		const logDir = path.join(dir, 'logs');
+		const whole = Array.from({ length: 500_000 }, (_, i) => `${i + 1}\n`).join('');
+		// The log is written in 1 MB pieces: the cap falls inside the third.
+		const cap = 2 * 1024 * 1024 + 12_345;
+		const result = await run('seq 1 500000', { logDir, logCapBytes: cap });
+		assert.equal(fs.readFileSync(result.stdout.logPath!, 'utf8'), whole.slice(0, cap));
+		assert.equal(result.stdout.logCut, true);
+		assert.equal(result.stdout.buffer.totalBytes, whole.length);
+		assert.equal(result.stdout.buffer.toText().info.totalLines, 500_000);
+		assert.ok(result.stdout.buffer.toText().text.endsWith('499999\n500000\n'));
+	});
+
+	it('reads through sockets of its own, or through Node\'s pipes where none can be made, to the same result', async function () {
+		if (process.platform === 'win32') this.skip();
+		const logDir = path.join(dir, 'logs');
+		// The command sees a socket either way, as it always has.
+		const command = 'seq 1 300000; seq 1 1000 >&2; [ -S /dev/stdout ] && echo "a socket" >&2';
+		const viaSockets = await run(command, { logDir });
+		// A temp folder too deep for a socket's path: no socket is made there, Node's pipes are used.
+		const deep = path.join(dir, 'd'.repeat(100));
+		fs.mkdirSync(deep);
+		const tmpdir = process.env.TMPDIR;
+		process.env.TMPDIR = deep;
+		let viaPipes: RunResult;
+		try {
+			assert.equal(await outputSockets([new OutputSink(1024, undefined).reader()]), undefined);
+			viaPipes = await run(command, { logDir });
+		} finally {
+			if (tmpdir === undefined) delete process.env.TMPDIR;
+			else process.env.TMPDIR = tmpdir;
+		}
+		assert.deepEqual(fs.readdirSync(deep), [], 'nothing left in the temp folder');
+		const stdout = Array.from({ length: 300_000 }, (_, i) => `${i + 1}\n`).join('');
+		const stderr = `${Array.from({ length: 1000 }, (_, i) => `${i + 1}\n`).join('')}a socket\n`;
+		for (const result of [viaSockets, viaPipes]) {
+			assert.equal(result.exitCode, 0);
+			assert.equal(fs.readFileSync(result.stdout.logPath!, 'utf8'), stdout);
+			assert.equal(fs.readFileSync(result.stderr.logPath!, 'utf8'), stderr);
+			assert.equal(result.stderr.buffer.toText().text, stderr);
+			assert.deepEqual([result.stdout.buffer.totalBytes, result.stdout.buffer.toText().info.totalLines], [stdout.length, 300_000]);
+			assert.ok(result.stdout.buffer.toText().text.endsWith('299999\n300000\n'));
+		}
+	});
+
+	it('makes socket pairs whose data reaches the reader in order, one pair per reader', async function () {
+		if (process.platform === 'win32') this.skip();
+		const sinks = [new OutputSink(1024 * 1024, undefined), new OutputSink(1024 * 1024, undefined)];
+		const pairs = (await outputSockets(sinks.map(sink => sink.reader())))!;
+		assert.equal(pairs.length, 2);
+		pairs.forEach((pair, i) => sinks[i].readSocket(pair.ours));
+		const sent = [Buffer.alloc(700_000, 'first\n'), Buffer.alloc(300_000, 'second\n')];
+		pairs.forEach((pair, i) => pair.theirs.end(sent[i]));
+		await Promise.all(sinks.map(sink => sink.closed));
+		const kept = await Promise.all(sinks.map(sink => sink.finish()));
+		kept.forEach((capture, i) => {
+			assert.equal(capture.buffer.totalBytes, sent[i].length);
+			assert.equal(capture.buffer.toText().text, sent[i].toString());
+		});
+	});
+
+	it('says the log failed when a write fails midway, and the buffer still sees every byte', async function () {
+		if (process.platform !== 'linux') this.skip();
+		// /dev/full opens for writing, and every write to it fails with ENOSPC, as on a full disk.
+		const sink = new OutputSink(64 * 1024, { path: '/dev/full', cap: LOG_CAP_BYTES });
+		const stream = new PassThrough();
+		sink.readStream(stream);
+		const chunk = Buffer.alloc(300 * 1024, 'abc\n');
+		for (let i = 0; i < 10; i++) stream.write(chunk);
+		stream.end();
+		await withDeadline(sink.closed, 5_000, 'the stream was never read to its end');
+		const capture = await sink.finish();
+		assert.match(capture.logError ?? '', /^ENOSPC/);
+		assert.equal(capture.logPath, undefined);
+		assert.equal(capture.buffer.totalBytes, 10 * chunk.length);
+		assert.equal(capture.buffer.toText().info.totalLines, 10 * chunk.length / 4);
+	});
+
+	it('closes every socket and file it opened, however the command ends', async function () {
+		if (process.platform !== 'linux') this.skip();
+		const openFiles = () => fs.readdirSync('/proc/self/fd').length;
+		const before = openFiles();
+		const logDir = path.join(dir, 'logs');
+		await run('seq 1 100000; echo err >&2', { logDir });
+		await run('sleep 5', { logDir, timeoutMs: 200 });
+		await run('true', { cwd: path.join(dir, 'gone') }).catch(() => undefined);
+		const held = await run('(sleep 2; echo late) & echo started', { logDir, drainMs: 50 });
+		assert.equal(held.pipesHeld, true);
+		// Read straight into the log's piece, which was written out while the pipe was still read.
+		assert.equal(fs.readFileSync(held.stdout.logPath!, 'utf8'), 'started\n');
+		signalGroup(held.pid!, 'SIGKILL');
+		assert.ok(await until(() => openFiles() === before, 2_000), `${openFiles() - before} more open than before`);
+	});
+
 	it('holds a command back while its log cannot keep up, then writes the log whole', async function () {
 		if (process.platform === 'win32') this.skip();
 		// The log's writes run on libuv's thread pool: opening FIFOs no one writes to occupies every
@@ -122,21 +218,21 @@ describe('process runner: streams, logs and signals', function () {
 		fs.mkdirSync(logDir);
 		const started = path.join(dir, 'started');
 		const done = path.join(dir, 'done');
-		const running = run(`touch ${started}; sleep 0.3; head -c 8000000 /dev/zero; touch ${done}`, { logDir });
+		const running = run(`touch ${started}; sleep 0.3; head -c 24000000 /dev/zero; touch ${done}`, { logDir });
 		const stalls: Promise<unknown>[] = [];
 		try {
 			assert.ok(await until(() => fs.existsSync(started), 5_000), 'the command started');
 			stalls.push(...fifos.map(fifo => fs.promises.open(fifo, 'r').then(handle => handle.close(), () => undefined).finally(() => released++)));
 			await new Promise(resolve => setTimeout(resolve, 1_000));
-			assert.equal(fs.existsSync(done), false, 'the command printed 8 MB while 1 MB could be queued');
+			assert.equal(fs.existsSync(done), false, 'the command printed 24 MB while 8 MB could be held');
 		} finally {
 			await release(stalls);
 		}
 		assert.equal(released, threads, 'every stalled thread was let go');
 		const result = await running;
 		assert.equal(fs.existsSync(done), true);
-		assert.equal(result.stdout.buffer.totalBytes, 8_000_000);
-		assert.equal(fs.statSync(result.stdout.logPath!).size, 8_000_000);
+		assert.equal(result.stdout.buffer.totalBytes, 24_000_000);
+		assert.equal(fs.statSync(result.stdout.logPath!).size, 24_000_000);
 		assert.equal(result.stdout.logCut, false);
 	});
 
@@ -190,9 +286,9 @@ describe('process runner: streams, logs and signals', function () {
 	it('starts the shell with three pipes, in a session of its own except on Windows, where no console window opens', () => {
 		const launch: Launch = { file: 'sh', args: [], env: { A: '1' }, windowsVerbatimArguments: true };
 		const common = { cwd: dir, env: { A: '1' }, stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true, windowsVerbatimArguments: true };
-		assert.deepEqual(spawnOptions(launch, dir, 'linux'), { ...common, detached: true });
-		assert.deepEqual(spawnOptions(launch, dir, 'darwin'), { ...common, detached: true });
-		assert.deepEqual(spawnOptions(launch, dir, 'win32'), { ...common, detached: false });
+		assert.deepEqual(spawnOptions(launch, dir, undefined, 'linux'), { ...common, detached: true });
+		assert.deepEqual(spawnOptions(launch, dir, undefined, 'darwin'), { ...common, detached: true });
+		assert.deepEqual(spawnOptions(launch, dir, undefined, 'win32'), { ...common, detached: false });
 	});
 
 	it('runs through the sandbox: its wrapper, its TMPDIR, its reading of the exit', async () => {

@@ -1,10 +1,12 @@
-import { ChildProcess, spawn, SpawnOptions } from 'node:child_process';
+import { ChildProcess, spawn, SpawnOptions, StdioOptions } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { compactStamp, looksBinary } from '../files/files';
+import { compactStamp } from '../files/files';
 import type { Sandbox } from '../sandbox/runtime';
-import { HeadTailBuffer } from '../results/truncate';
+import { OutputSink, outputSockets, StreamCapture } from './output';
+
+export type { StreamCapture } from './output';
 
 /**
  * The command runner behind run_command. What it guarantees, because agents in editors are known
@@ -15,7 +17,8 @@ import { HeadTailBuffer } from '../results/truncate';
  * - the call finishes when the shell exits plus a short drain, even when a background process it
  *   left behind keeps the output pipes open;
  * - each stream is kept in a bounded head/tail buffer, and written whole to a log file (with
- *   backpressure), so a command printing gigabytes costs bounded memory.
+ *   backpressure), so a command printing gigabytes costs bounded memory (see output.ts, which also
+ *   says how the bytes are read cheaply).
  *
  * Shell: `bash -o pipefail -c` on Linux and macOS (`/bin/sh -c` where there is no bash). On Windows
  * `pwsh -NoProfile -NonInteractive -Command` when PowerShell 7 is on PATH, else `%ComSpec% /d /s /c`
@@ -31,8 +34,6 @@ export const KILL_GRACE_MS = 2_000;
 export const DRAIN_MS = 250;
 /** A log file stops growing here (the buffers still see everything). */
 export const LOG_CAP_BYTES = 1024 * 1024 * 1024;
-/** How much of the start of a stream decides whether it is binary. */
-const SNIFF_BYTES = 8192;
 
 /** Set for every command: no pagers waiting for a key, no colour codes, no terminal tricks. */
 export const COMMAND_ENV: Readonly<Record<string, string>> = { PAGER: 'cat', GIT_PAGER: 'cat', NO_COLOR: '1', TERM: 'dumb' };
@@ -102,20 +103,20 @@ export function commandLaunch(options: { command: string; cwd: string; env?: Rea
 }
 
 /**
- * Starts a command's shell with pipes for its three streams. On POSIX it gets a new session and
- * process group: signals reach the whole tree, and with no controlling terminal a password prompt
- * on /dev/tty fails instead of hanging.
+ * Starts a command's shell with pipes for its three streams (or what `stdio` gives). On POSIX it
+ * gets a new session and process group: signals reach the whole tree, and with no controlling
+ * terminal a password prompt on /dev/tty fails instead of hanging.
  */
-export function spawnLaunch(launch: Launch, cwd: string): ChildProcess {
-	return spawn(launch.file, launch.args, spawnOptions(launch, cwd));
+export function spawnLaunch(launch: Launch, cwd: string, stdio: StdioOptions = ['pipe', 'pipe', 'pipe']): ChildProcess {
+	return spawn(launch.file, launch.args, spawnOptions(launch, cwd, stdio));
 }
 
-/** How spawnLaunch starts a shell on `platform`: three pipes, a session of its own (POSIX), no console window (Windows). */
-export function spawnOptions(launch: Launch, cwd: string, platform: NodeJS.Platform = process.platform): SpawnOptions {
+/** How spawnLaunch starts a shell on `platform`: `stdio` (three pipes unless given), a session of its own (POSIX), no console window (Windows). */
+export function spawnOptions(launch: Launch, cwd: string, stdio: StdioOptions = ['pipe', 'pipe', 'pipe'], platform: NodeJS.Platform = process.platform): SpawnOptions {
 	return {
 		cwd,
 		env: launch.env,
-		stdio: ['pipe', 'pipe', 'pipe'],
+		stdio,
 		detached: platform !== 'win32',
 		windowsHide: true,
 		windowsVerbatimArguments: launch.windowsVerbatimArguments,
@@ -273,18 +274,6 @@ export interface RunOptions {
 	drainMs?: number;
 }
 
-export interface StreamCapture {
-	readonly buffer: HeadTailBuffer;
-	/** NUL bytes or many control characters in the first 8 KB. */
-	readonly binary: boolean;
-	/** The log holding the whole stream; undefined when nothing was printed or no logDir. */
-	readonly logPath?: string;
-	/** The log stopped at its cap (see RunOptions.logCapBytes). */
-	readonly logCut: boolean;
-	/** Writing the log failed (disk full, …): the buffer still holds the head and tail. */
-	readonly logError?: string;
-}
-
 export type RunEnd = 'exit' | 'timeout' | 'cancelled';
 
 export interface RunResult {
@@ -320,18 +309,39 @@ export async function runProcess(options: RunOptions): Promise<RunResult> {
 	const shell = commandLaunch(options);
 	const logBase = options.logDir ? path.join(options.logDir, logName(started)) : undefined;
 	if (options.logDir) await fs.promises.mkdir(options.logDir, { recursive: true, mode: 0o700 });
-	const child = spawnLaunch(shell, options.cwd);
 	const logFile = (stream: string) => (logBase === undefined ? undefined : { path: `${logBase}.${stream}.log`, cap: options.logCapBytes ?? LOG_CAP_BYTES });
-	const stdout = new StreamSink(child.stdout!, options.maxOutputBytes, logFile('stdout'));
-	const stderr = new StreamSink(child.stderr!, options.maxOutputBytes, logFile('stderr'));
-	feedStdin(child, options.stdin);
+	const stdout = new OutputSink(options.maxOutputBytes, logFile('stdout'));
+	const stderr = new OutputSink(options.maxOutputBytes, logFile('stderr'));
 	try {
+		const child = await spawnInto(shell, options.cwd, stdout, stderr);
+		feedStdin(child, options.stdin);
 		const outcome = await supervise(child, options, [stdout, stderr], shell);
 		const [out, err] = await Promise.all([stdout.finish(), stderr.finish()]);
 		return { ...outcome, durationMs: Date.now() - started, stdout: out, stderr: err, pid: child.pid };
 	} finally {
 		stdout.release();
 		stderr.release();
+	}
+}
+
+/** Starts the shell with its stdout and stderr read by the sinks: through sockets where it can, else Node's pipes. */
+async function spawnInto(shell: Launch, cwd: string, stdout: OutputSink, stderr: OutputSink): Promise<ChildProcess> {
+	const sockets = await outputSockets([stdout.reader(), stderr.reader()]);
+	if (!sockets) {
+		const child = spawnLaunch(shell, cwd);
+		stdout.readStream(child.stdout!);
+		stderr.readStream(child.stderr!);
+		return child;
+	}
+	const [out, err] = sockets;
+	stdout.readSocket(out.ours);
+	stderr.readSocket(err.ours);
+	try {
+		return spawnLaunch(shell, cwd, ['pipe', out.theirs, err.theirs]);
+	} finally {
+		// The command has its own copies now: ours would keep the streams open after it ends.
+		out.theirs.destroy();
+		err.theirs.destroy();
 	}
 }
 
@@ -345,7 +355,7 @@ function feedStdin(child: ChildProcess, text: string | undefined): void {
 type Outcome = Pick<RunResult, 'end' | 'exitCode' | 'signal' | 'leftRunning' | 'pipesHeld'>;
 
 /** Waits for the shell to exit (or the timeout, or the cancel), then for the drain. */
-function supervise(child: ChildProcess, options: RunOptions, sinks: StreamSink[], shell: ShellInvocation): Promise<Outcome> {
+function supervise(child: ChildProcess, options: RunOptions, sinks: OutputSink[], shell: ShellInvocation): Promise<Outcome> {
 	const timeoutMs = Math.min(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS);
 	const graceMs = options.graceMs ?? KILL_GRACE_MS;
 	const drainMs = options.drainMs ?? DRAIN_MS;
@@ -387,85 +397,6 @@ function supervise(child: ChildProcess, options: RunOptions, sinks: StreamSink[]
 			})();
 		});
 	});
-}
-
-/** One output stream: bounded buffer, binary sniffing, log file with backpressure. */
-class StreamSink {
-	readonly buffer: HeadTailBuffer;
-	readonly closed: Promise<void>;
-	private sniffed = Buffer.alloc(0);
-	private binary: boolean | undefined;
-	private log: fs.WriteStream | undefined;
-	private logBytes = 0;
-	private logCut = false;
-	private logError: string | undefined;
-
-	constructor(private readonly stream: NodeJS.ReadableStream & { destroy(): void }, maxBytes: number, private readonly logFile: { path: string; cap: number } | undefined) {
-		this.buffer = new HeadTailBuffer(maxBytes, 0.25);
-		this.closed = new Promise(resolve => {
-			stream.once('close', resolve);
-			stream.once('end', resolve);
-		});
-		stream.on('data', (chunk: Buffer) => this.push(chunk));
-		stream.on('error', () => undefined);
-	}
-
-	private push(chunk: Buffer): void {
-		this.buffer.push(chunk);
-		if (this.binary === undefined) this.sniff(chunk);
-		this.writeLog(chunk);
-	}
-
-	private sniff(chunk: Buffer): void {
-		this.sniffed = Buffer.concat([this.sniffed, chunk.subarray(0, SNIFF_BYTES - this.sniffed.length)]);
-		if (this.sniffed.length >= SNIFF_BYTES) this.binary = looksBinary(this.sniffed);
-	}
-
-	private writeLog(chunk: Buffer): void {
-		if (!this.logFile || this.logError !== undefined) return;
-		// Past the cap the rest of the stream is only in the buffers: nothing more goes to the log.
-		const room = this.logFile.cap - this.logBytes;
-		if (chunk.length > room) this.logCut = true;
-		if (!this.log) {
-			// A larger queue lets the stream batch chunks into one writev; memory stays bounded by it.
-			this.log = fs.createWriteStream(this.logFile.path, { highWaterMark: 1024 * 1024, mode: 0o600 });
-			this.log.on('error', error => {
-				this.logError = error.message;
-				this.stream.resume();
-			});
-		}
-		if (room <= 0) return;
-		const piece = chunk.subarray(0, room);
-		this.logBytes += piece.length;
-		// Backpressure: a command can print faster than the disk takes it; waiting costs no memory.
-		if (!this.log.write(piece)) {
-			this.stream.pause();
-			this.log.once('drain', () => this.stream.resume());
-		}
-	}
-
-	async finish(): Promise<StreamCapture> {
-		const log = this.log;
-		if (log) {
-			await new Promise<void>(resolve => {
-				log.once('error', () => resolve());
-				log.end(() => resolve());
-			});
-		}
-		return {
-			buffer: this.buffer,
-			binary: this.binary ?? looksBinary(this.sniffed),
-			logPath: log && this.logError === undefined ? this.logFile!.path : undefined,
-			logCut: this.logCut,
-			logError: this.logError,
-		};
-	}
-
-	/** Stops reading: a background process may hold the pipe open for hours. */
-	release(): void {
-		this.stream.removeAllListeners('data');
-		this.stream.destroy();
-	}
 }
 
 /**

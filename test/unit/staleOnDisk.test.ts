@@ -129,4 +129,39 @@ describe('stale writes of a big file edited on disk', () => {
 		await inNode.handle.close();
 		assert.equal(await openLargeOnDisk(await context('vscode'), big, 'big.txt'), undefined);
 	});
+
+	describe('a big file that changes between the plain stat and the checked open', () => {
+		const realOpen = fs.promises.open;
+		afterEach(() => { fs.promises.open = realOpen; });
+
+		/** openLargeOnDisk on ws/dir/big.txt, with `meanwhile` done to the tree just before its open. */
+		async function openAfter(meanwhile: () => void) {
+			tree = makeTree({ 'ws/dir/big.txt': BIG });
+			const env = createNodeEnvironment({ roots: [tree.file('ws')], storageDir: tree.file('storage') });
+			const ctx: ChangeContext = { tool: 'test', boundary: await env.boundary(), host: env.host, state: createChangeState(), signal: new AbortController().signal, settings: { showDiffs: 'never' }, note: () => undefined };
+			// The race, set up: the stat has found a big file, and it is gone when the open comes.
+			fs.promises.open = ((...args: Parameters<typeof realOpen>) => {
+				fs.promises.open = realOpen;
+				meanwhile();
+				return realOpen(...args);
+			}) as typeof realOpen;
+			return openLargeOnDisk(ctx, tree.file('ws/dir/big.txt'), 'dir/big.txt');
+		}
+
+		it('leaves a file deleted, or whose folder became a file, to the read in memory (which says it is missing)', async () => {
+			assert.equal(await openAfter(() => fs.rmSync(tree.file('ws/dir/big.txt'))), undefined);
+			tree.cleanup();
+			assert.equal(await openAfter(() => {
+				fs.rmSync(tree.file('ws/dir'), { recursive: true });
+				fs.writeFileSync(tree.file('ws/dir'), 'a file now\n');
+			}), undefined);
+		});
+
+		it('passes on any other refusal: a folder put in its place', async () => {
+			await assert.rejects(openAfter(() => {
+				fs.rmSync(tree.file('ws/dir/big.txt'));
+				fs.mkdirSync(tree.file('ws/dir/big.txt'));
+			}), { code: 'is_directory' });
+		});
+	});
 });

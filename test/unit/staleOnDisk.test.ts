@@ -135,10 +135,10 @@ describe('stale writes of a big file edited on disk', () => {
 		afterEach(() => { fs.promises.open = realOpen; });
 
 		/** openLargeOnDisk on ws/dir/big.txt, with `meanwhile` done to the tree just before its open. */
-		async function openAfter(meanwhile: () => void) {
+		async function openAfter(meanwhile: () => void, state = createChangeState()) {
 			tree = makeTree({ 'ws/dir/big.txt': BIG });
 			const env = createNodeEnvironment({ roots: [tree.file('ws')], storageDir: tree.file('storage') });
-			const ctx: ChangeContext = { tool: 'test', boundary: await env.boundary(), host: env.host, state: createChangeState(), signal: new AbortController().signal, settings: { showDiffs: 'never' }, note: () => undefined };
+			const ctx: ChangeContext = { tool: 'test', boundary: await env.boundary(), host: env.host, state, signal: new AbortController().signal, settings: { showDiffs: 'never' }, note: () => undefined };
 			// The race, set up: the stat has found a big file, and it is gone when the open comes.
 			fs.promises.open = ((...args: Parameters<typeof realOpen>) => {
 				fs.promises.open = realOpen;
@@ -162,6 +162,25 @@ describe('stale writes of a big file edited on disk', () => {
 				fs.rmSync(tree.file('ws/dir/big.txt'));
 				fs.mkdirSync(tree.file('ws/dir/big.txt'));
 			}), { code: 'is_directory' });
+		});
+
+		it('leaves a file cut to 1 MB or less by then to the read in memory', async () => {
+			for (const size of [1024 * 1024, 10]) {
+				assert.equal(await openAfter(() => fs.truncateSync(tree.file('ws/dir/big.txt'), size)), undefined, `cut to ${size} bytes`);
+				tree.cleanup();
+			}
+			tree = makeTree();
+		});
+
+		it('refuses a big file that is not the version last read, before it is scanned', async () => {
+			const state = createChangeState();
+			let realPath = '';
+			const refusal = openAfter(() => {
+				realPath = tree.file('ws/dir/big.txt');
+				state.fileVersions.set(realPath, { mtimeMs: 1, size: 5 });
+			}, state);
+			await assert.rejects(refusal, { code: 'stale_write' });
+			assert.ok(realPath, 'the open was reached');
 		});
 	});
 });

@@ -97,6 +97,7 @@ describe('the change pipeline: cancels, commit locks, approval still valid', () 
 		await assert.rejects(commitPlan(ctx, plan, false), {
 			code: 'stale_write',
 			message: 'dir/a.txt led to another file while the change was being checked (a folder or symlink on its path changed). Nothing was written. Check the path with list_dir, read the file again, then make the change again.',
+			details: { path: 'dir/a.txt' },
 		});
 		assert.equal(fs.readFileSync(tree.file('ws/one/a.txt'), 'utf8'), 'one\n');
 		assert.equal(fs.readFileSync(tree.file('ws/two/a.txt'), 'utf8'), 'one\n');

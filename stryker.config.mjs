@@ -18,6 +18,9 @@ export default {
 		// and the gates that bound how many files the checks, staging and commit work on at once.
 		'src/core/files/splicedBytes.ts',
 		'src/core/files/inParallel.ts',
+		// A big file's edit left on disk: read in chunks, copied around the edit, and checked against
+		// the SHA-256 of the bytes the change was computed on.
+		'src/core/files/diskBytes.ts',
 		// Locating text (exact and tolerant), placing and applying patch hunks.
 		'src/core/text/match.ts',
 		'src/core/patch/hunks.ts',

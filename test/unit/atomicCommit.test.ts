@@ -185,6 +185,22 @@ describe('atomic writes when the disk or another process gets in the way (simula
 		assert.equal(openDescriptors(), before);
 	});
 
+	it('flushes the temp before its rename; a temp whose flush fails is closed and removed, and the file is left as it was', async function () {
+		if (!fs.existsSync('/proc/self/fd')) this.skip();
+		const flushed: string[] = [];
+		stub(nodeFs, 'fsync', () => ((fd: number, callback: (error: NodeJS.ErrnoException | null) => void) => {
+			flushed.push(path.basename(fs.readlinkSync(`/proc/self/fd/${fd}`)));
+			callback(injectedEio());
+		}) as typeof nodeFs.fsync);
+		const before = openDescriptors();
+		await assert.rejects(writeFileAtomic(tree.file('a.txt'), bytes('new\n'), { display: 'a.txt' }), { code: 'EIO' });
+		assert.equal(flushed.length, 1, 'flushed once');
+		assert.ok(isAtomicTemp(flushed[0]), 'the temp, before it took the name');
+		assert.equal(read('a.txt'), 'old\n');
+		assert.deepEqual(temps(), []);
+		assert.equal(openDescriptors(), before, 'the temp was closed');
+	});
+
 	it('keeps the temp of a live process that belongs to someone else (kill answers EPERM)', async () => {
 		const temp = (pid: number) => `.a.txt.tb${pid}-0123abcd.tmp`;
 		fs.writeFileSync(tree.file(temp(4194301)), 'half');
@@ -295,6 +311,18 @@ describe('applyChangesAtomically: commit and rollback', () => {
 		assert.equal(exists('moved.txt'), false);
 		assert.equal(read('a.txt'), 'a\n');
 		assert.equal(read('dir/c.txt'), 'c\n');
+	});
+
+	it('puts a file written through a symlink back through it, the link kept', async function () {
+		if (process.platform === 'win32') this.skip();
+		fs.symlinkSync('b.txt', tree.file('link.txt'));
+		await assert.rejects(
+			applyChangesAtomically([change('link.txt', 'b\n', 'via link\n'), change('a.txt', 'a\n', 'A\n')], undefined, failAt(1)),
+			(error: ToolError) => /The files written before it were restored: nothing was changed\.$/.test(error.message),
+		);
+		assert.ok(fs.lstatSync(tree.file('link.txt')).isSymbolicLink());
+		assert.equal(fs.readlinkSync(tree.file('link.txt')), 'b.txt');
+		assert.equal(read('b.txt'), 'b\n');
 	});
 
 	it('a move whose source cannot be removed takes its new copy back, and the set is put back', async () => {

@@ -2,7 +2,8 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { DiskBytes, DiskSplice, STREAM_CHUNK } from '../../src/core/files/diskBytes';
+import { DiskBytes, DiskSplice, FileShrank, readChunks, STREAM_CHUNK } from '../../src/core/files/diskBytes';
+import { CancelledError, ToolError } from '../../src/core/results/errors';
 import { wholeBytes } from '../../src/core/files/splicedBytes';
 import { lineCounts, unifiedDiff } from '../../src/core/changes/diff';
 import { replaceExactBytes, scanExactEdit } from '../../src/core/text/byteEdit';
@@ -123,6 +124,84 @@ describe('edits of a file left on disk (DiskBytes)', () => {
 		fs.writeFileSync(file, Buffer.from(bytes.toString().replace('line 7 of', 'line 8 of')));
 		assert.throws(() => scanned.before.whole(), (error: { code?: string }) => error.code === 'stale_write');
 		assert.throws(() => scanned.after.whole(), (error: { code?: string }) => error.code === 'stale_write');
+	});
+});
+
+describe('reading a file left on disk in chunks (readChunks, copyTo)', () => {
+	let dir: string;
+	beforeEach(() => {
+		dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-chunks-'));
+	});
+	afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+	async function withHandle<T>(bytes: Buffer, use: (handle: fs.promises.FileHandle, file: string) => Promise<T>): Promise<T> {
+		const file = path.join(dir, 'f.txt');
+		fs.writeFileSync(file, bytes);
+		const handle = await fs.promises.open(file, 'r');
+		try {
+			return await use(handle, file);
+		} finally {
+			await handle.close();
+		}
+	}
+
+	/** The chunks readChunks hands over, copied (its buffers are used again). */
+	async function chunksOf(handle: fs.promises.FileHandle, size: number): Promise<{ offset: number; bytes: Buffer }[]> {
+		const seen: { offset: number; bytes: Buffer }[] = [];
+		await readChunks(handle, size, undefined, (chunk, offset) => {
+			seen.push({ offset, bytes: Buffer.from(chunk) });
+		});
+		return seen;
+	}
+
+	it('reads exactly `size` bytes at their offsets, STREAM_CHUNK at a time, wherever the handle stands', async () => {
+		const bytes = Buffer.from(textOf(2 * STREAM_CHUNK + 1000));
+		const size = 2 * STREAM_CHUNK + 10;
+		await withHandle(bytes, async handle => {
+			// Moves the handle's own position: readChunks must read at offsets, not from there.
+			await handle.read(Buffer.alloc(100), 0, 100, null);
+			const seen = await chunksOf(handle, size);
+			assert.deepEqual(seen.map(({ offset, bytes }) => [offset, bytes.length]), [[0, STREAM_CHUNK], [STREAM_CHUNK, STREAM_CHUNK], [2 * STREAM_CHUNK, 10]]);
+			assert.ok(Buffer.concat(seen.map(chunk => chunk.bytes)).equals(bytes.subarray(0, size)), 'the first `size` bytes, in order');
+		});
+	});
+
+	it('reads nothing for a size of 0, and fails with FileShrank for a file shorter than its size', async () => {
+		await withHandle(Buffer.from(''), async handle => assert.deepEqual(await chunksOf(handle, 0), []));
+		await withHandle(Buffer.from(textOf(STREAM_CHUNK + 50)), async handle => {
+			await assert.rejects(chunksOf(handle, STREAM_CHUNK + 5000), (error: Error) => error instanceof FileShrank && /became shorter/.test(error.message));
+		});
+	});
+
+	/** Scans `bytes` for an edit, then lets `meanwhile` change the file before copyTo copies it. */
+	async function copyAfter(bytes: Buffer, meanwhile: (file: string) => void, options: { write?: (chunk: Buffer) => Promise<void>; signal?: AbortSignal } = {}) {
+		return withHandle(bytes, async (handle, file) => {
+			const scanned = (await scanExactEdit({ handle, path: file, display: 'f.txt', size: bytes.length }, { oldText: 'line 5 of', newText: 'line five of' }))!;
+			meanwhile(file);
+			const from = await fs.promises.open(file, 'r');
+			try {
+				await scanned.after.copyTo(options.write ?? (async () => undefined), from, 'shown/f.txt', options.signal);
+			} finally {
+				await from.close();
+			}
+		});
+	}
+
+	it('copyTo refuses a source changed since the scan: shorter, or the same size with other bytes', async () => {
+		const bytes = Buffer.from(textOf(STREAM_CHUNK + 100_000));
+		const isStale = (error: ToolError) => error.code === 'stale_write' && error.message.startsWith('shown/f.txt changed on disk') && error.details?.path === 'shown/f.txt';
+		await assert.rejects(copyAfter(bytes, file => fs.truncateSync(file, bytes.length - 5000)), isStale);
+		await assert.rejects(copyAfter(bytes, file => fs.writeFileSync(file, bytes.toString().replace('line 9 of', 'line 8 of'))), isStale);
+		await copyAfter(bytes, () => undefined);
+	});
+
+	it('copyTo passes a failed write and a cancel on as they are, not as a changed file', async () => {
+		const bytes = Buffer.from(textOf(STREAM_CHUNK + 100_000));
+		const full = Object.assign(new Error('ENOSPC: no space left on device'), { code: 'ENOSPC' });
+		await assert.rejects(copyAfter(bytes, () => undefined, { write: async () => { throw full; } }), error => error === full);
+		const controller = new AbortController();
+		controller.abort();
+		await assert.rejects(copyAfter(bytes, () => undefined, { signal: controller.signal }), (error: Error) => error instanceof CancelledError && error.message === 'Reading the file was cancelled.');
 	});
 });
 

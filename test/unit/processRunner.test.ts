@@ -144,6 +144,39 @@ describe('process runner: streams, logs and signals', function () {
 		}
 	});
 
+	it('makes sockets while their path fits in 103 bytes, none past that, and leaves no temp folder either way', async function () {
+		if (process.platform === 'win32') this.skip();
+		// The socket is <TMPDIR>/toolbelt-out-XXXXXX/s: 22 bytes past the temp folder's path.
+		const tempOf = (socketPathBytes: number) => {
+			const length = socketPathBytes - 22 - dir.length - 1;
+			if (length < 1) this.skip();
+			const temp = path.join(dir, `${socketPathBytes}`.padEnd(length, 't'));
+			fs.mkdirSync(temp);
+			return temp;
+		};
+		const longest = tempOf(103);
+		const tooLong = tempOf(104);
+		const tmpdir = process.env.TMPDIR;
+		let made: Awaited<ReturnType<typeof outputSockets>>;
+		let notMade: Awaited<ReturnType<typeof outputSockets>>;
+		try {
+			process.env.TMPDIR = longest;
+			made = await outputSockets([new OutputSink(1024, undefined).reader()]);
+			process.env.TMPDIR = tooLong;
+			notMade = await outputSockets([new OutputSink(1024, undefined).reader()]);
+		} finally {
+			if (tmpdir === undefined) delete process.env.TMPDIR;
+			else process.env.TMPDIR = tmpdir;
+		}
+		for (const pair of [...made ?? [], ...notMade ?? []]) {
+			pair.ours.destroy();
+			pair.theirs.destroy();
+		}
+		assert.equal(made?.length, 1, 'a 103-byte socket path is allowed');
+		assert.equal(notMade, undefined, 'a 104-byte one is not');
+		assert.deepEqual([fs.readdirSync(longest), fs.readdirSync(tooLong)], [[], []], 'the private folders are removed');
+	});
+
 	it('makes socket pairs whose data reaches the reader in order, one pair per reader', async function () {
 		if (process.platform === 'win32') this.skip();
 		const sinks = [new OutputSink(1024 * 1024, undefined), new OutputSink(1024 * 1024, undefined)];

@@ -193,6 +193,32 @@ describe('process runner: streams, logs and signals', function () {
 		});
 	});
 
+	it('pauses a Node stream while its log cannot keep up, and resumes it when the log is done with', async function () {
+		if (process.platform === 'win32') this.skip();
+		// Opening a FIFO for writing waits for a reader: until one comes, no piece of the log is written.
+		const fifo = path.join(dir, 'log');
+		execFileSync('mkfifo', [fifo]);
+		const sink = new OutputSink(64 * 1024, { path: fifo, cap: LOG_CAP_BYTES });
+		const stream = new PassThrough();
+		sink.readStream(stream);
+		const chunk = Buffer.alloc(1024 * 1024, 'abc\n');
+		for (let i = 0; i < 12; i++) stream.write(chunk);
+		stream.end();
+		await new Promise(resolve => setTimeout(resolve, 200));
+		assert.equal(stream.isPaused(), true, 'paused with 8 pieces held');
+		assert.ok(sink.buffer.totalBytes < 12 * chunk.length, `${sink.buffer.totalBytes} bytes taken while the log was stalled`);
+		// The reader lets the open return; the writes then fail (a FIFO takes no positioned write),
+		// which lets the stream go on too: the buffer still sees every byte.
+		const reader = fs.createReadStream(fifo).on('error', () => undefined);
+		try {
+			await withDeadline(sink.closed, 5_000, 'the stream was never resumed');
+			const capture = await sink.finish();
+			assert.equal(capture.buffer.totalBytes, 12 * chunk.length);
+		} finally {
+			reader.destroy();
+		}
+	});
+
 	it('says the log failed when a write fails midway, and the buffer still sees every byte', async function () {
 		if (process.platform !== 'linux') this.skip();
 		// /dev/full opens for writing, and every write to it fails with ENOSPC, as on a full disk.

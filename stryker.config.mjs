@@ -28,6 +28,8 @@ export default {
 		'src/core/results/truncate.ts',
 		// The process runner: timeouts, tree kill.
 		'src/core/commands/process.ts',
+		// Its output: bounded buffer, binary sniffing, log files written in pieces, our own sockets.
+		'src/core/commands/output.ts',
 		// Input validation, approval rules and the trust check.
 		'src/core/schema/validate.ts',
 		'src/core/policy/approval.ts',

@@ -144,6 +144,39 @@ describe('process runner: streams, logs and signals', function () {
 		}
 	});
 
+	it('makes sockets while their path fits in 103 bytes, none past that, and leaves no temp folder either way', async function () {
+		if (process.platform === 'win32') this.skip();
+		// The socket is <TMPDIR>/toolbelt-out-XXXXXX/s: 22 bytes past the temp folder's path.
+		const tempOf = (socketPathBytes: number) => {
+			const length = socketPathBytes - 22 - dir.length - 1;
+			if (length < 1) this.skip();
+			const temp = path.join(dir, `${socketPathBytes}`.padEnd(length, 't'));
+			fs.mkdirSync(temp);
+			return temp;
+		};
+		const longest = tempOf(103);
+		const tooLong = tempOf(104);
+		const tmpdir = process.env.TMPDIR;
+		let made: Awaited<ReturnType<typeof outputSockets>>;
+		let notMade: Awaited<ReturnType<typeof outputSockets>>;
+		try {
+			process.env.TMPDIR = longest;
+			made = await outputSockets([new OutputSink(1024, undefined).reader()]);
+			process.env.TMPDIR = tooLong;
+			notMade = await outputSockets([new OutputSink(1024, undefined).reader()]);
+		} finally {
+			if (tmpdir === undefined) delete process.env.TMPDIR;
+			else process.env.TMPDIR = tmpdir;
+		}
+		for (const pair of [...made ?? [], ...notMade ?? []]) {
+			pair.ours.destroy();
+			pair.theirs.destroy();
+		}
+		assert.equal(made?.length, 1, 'a 103-byte socket path is allowed');
+		assert.equal(notMade, undefined, 'a 104-byte one is not');
+		assert.deepEqual([fs.readdirSync(longest), fs.readdirSync(tooLong)], [[], []], 'the private folders are removed');
+	});
+
 	it('makes socket pairs whose data reaches the reader in order, one pair per reader', async function () {
 		if (process.platform === 'win32') this.skip();
 		const sinks = [new OutputSink(1024 * 1024, undefined), new OutputSink(1024 * 1024, undefined)];
@@ -158,6 +191,32 @@ describe('process runner: streams, logs and signals', function () {
 			assert.equal(capture.buffer.totalBytes, sent[i].length);
 			assert.equal(capture.buffer.toText().text, sent[i].toString());
 		});
+	});
+
+	it('pauses a Node stream while its log cannot keep up, and resumes it when the log is done with', async function () {
+		if (process.platform === 'win32') this.skip();
+		// Opening a FIFO for writing waits for a reader: until one comes, no piece of the log is written.
+		const fifo = path.join(dir, 'log');
+		execFileSync('mkfifo', [fifo]);
+		const sink = new OutputSink(64 * 1024, { path: fifo, cap: LOG_CAP_BYTES });
+		const stream = new PassThrough();
+		sink.readStream(stream);
+		const chunk = Buffer.alloc(1024 * 1024, 'abc\n');
+		for (let i = 0; i < 12; i++) stream.write(chunk);
+		stream.end();
+		await new Promise(resolve => setTimeout(resolve, 200));
+		assert.equal(stream.isPaused(), true, 'paused with 8 pieces held');
+		assert.ok(sink.buffer.totalBytes < 12 * chunk.length, `${sink.buffer.totalBytes} bytes taken while the log was stalled`);
+		// The reader lets the open return; the writes then fail (a FIFO takes no positioned write),
+		// which lets the stream go on too: the buffer still sees every byte.
+		const reader = fs.createReadStream(fifo).on('error', () => undefined);
+		try {
+			await withDeadline(sink.closed, 5_000, 'the stream was never resumed');
+			const capture = await sink.finish();
+			assert.equal(capture.buffer.totalBytes, 12 * chunk.length);
+		} finally {
+			reader.destroy();
+		}
 	});
 
 	it('says the log failed when a write fails midway, and the buffer still sees every byte', async function () {

@@ -246,6 +246,21 @@ describe('signalling process groups', function () {
 		}
 	});
 
+	it('a group that takes a moment to end on SIGTERM is seen gone soon after, not at the end of the grace period', async () => {
+		// The trap's sleep outlasts the first looks: the next ones must still come every few ms.
+		const { pgid } = await startGroup(`trap 'sleep 0.2; exit 0' TERM; echo started; while :; do sleep 0.05; done`, dir);
+		try {
+			const started = Date.now();
+			const sent = await recordingSignals(() => withDeadline(terminateGroup(pgid, 5_000), DEADLINE_MS, 'terminateGroup did not return'));
+			const took = Date.now() - started;
+			assert.deepEqual(sent, [[-pgid, 'SIGTERM'], [-pgid, 'SIGCONT']], 'it ended by itself: no SIGKILL');
+			assert.ok(took >= 150, `the trap ran (${took} ms)`);
+			assert.ok(took < 2_500, `returned after ${took} ms of a 5 s grace period`);
+		} finally {
+			signalGroup(pgid, 'SIGKILL');
+		}
+	});
+
 	it('looks at a dying group often at first, then every POLL_PAUSE_MAX_MS', () => {
 		const pauses = [5];
 		while (pauses.length < 7) pauses.push(nextPollPause(pauses[pauses.length - 1]));

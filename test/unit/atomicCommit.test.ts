@@ -431,29 +431,21 @@ describe('applyChangesAtomically: commit and rollback', () => {
 		assert.equal(read('b.txt'), 'b\n');
 	});
 
-	it('a written file replaced by someone else with a file of the same size is told from ours by its inode, and left alone', async () => {
-		await assert.rejects(
-			applyChangesAtomically([change('a.txt', 'a\n', 'A\n'), change('b.txt', 'b\n', 'B\n')], undefined, before(1, () => {
-				fs.writeFileSync(tree.file('theirs.tmp'), 'T\n');
-				fs.renameSync(tree.file('theirs.tmp'), tree.file('a.txt'));
-			})),
-			(error: ToolError) => error.code === 'io' && /^Could not write a\.txt: a\.txt was not written where it was meant to go.* could not all be restored: a\.txt may hold the new content\./.test(error.message),
-		);
-		assert.equal(read('a.txt'), 'T\n');
-		assert.equal(read('b.txt'), 'b\n');
-	});
-
-	it('a written file replaced by someone else before the set is done is left alone and named, the rest put back', async () => {
-		await assert.rejects(
-			applyChangesAtomically([change('a.txt', 'a\n', 'A\n'), change('b.txt', 'b\n', 'B\n')], undefined, before(1, () => {
-				// Made while ours still exists, so it cannot get our file's inode number back (rm first and
-				// a file system may hand out the same number, which looks like our file in its place).
-				fs.writeFileSync(tree.file('theirs.tmp'), 'theirs\n');
-				fs.renameSync(tree.file('theirs.tmp'), tree.file('a.txt'));
-			})),
-			(error: ToolError) => error.code === 'io' && /^Could not write a\.txt: a\.txt was not written where it was meant to go.* could not all be restored: a\.txt may hold the new content\./.test(error.message),
-		);
-		assert.equal(read('a.txt'), 'theirs\n');
-		assert.equal(read('b.txt'), 'b\n');
+	it('a written file replaced by someone else before the set is done is left alone and named, the rest put back: one of another size, and one of the same size (told by its inode)', async () => {
+		for (const theirs of ['theirs\n', 'T\n']) {
+			fs.writeFileSync(tree.file('a.txt'), 'a\n');
+			await assert.rejects(
+				applyChangesAtomically([change('a.txt', 'a\n', 'A\n'), change('b.txt', 'b\n', 'B\n')], undefined, before(1, () => {
+					// Made while ours still exists, so it cannot get our file's inode number back (rm first and
+					// a file system may hand out the same number, which looks like our file in its place).
+					fs.writeFileSync(tree.file('theirs.tmp'), theirs);
+					fs.renameSync(tree.file('theirs.tmp'), tree.file('a.txt'));
+				})),
+				(error: ToolError) => error.code === 'io' && /^Could not write a\.txt: a\.txt was not written where it was meant to go.* could not all be restored: a\.txt may hold the new content\./.test(error.message),
+				JSON.stringify(theirs),
+			);
+			assert.equal(read('a.txt'), theirs);
+			assert.equal(read('b.txt'), 'b\n');
+		}
 	});
 });

@@ -219,6 +219,47 @@ describe('process runner: streams, logs and signals', function () {
 		}
 	});
 
+	it('keeps a log to its cap to the byte through either reader, and calls it cut only when something was left out', async () => {
+		const MB = 1024 * 1024;
+		// Output sizes around a cap inside the third 1 MB piece, and around a cap on a piece's end.
+		const cases = [[2 * MB + 100, 2 * MB + 99], [2 * MB + 100, 2 * MB + 100], [2 * MB + 100, 2 * MB + 101], [MB, MB], [MB, MB + 1], [MB, 0]];
+		const output = (size: number) => Buffer.from(Array.from({ length: size }, (_, i) => 97 + (i * 7 + (i >> 12)) % 26));
+		/** Feeds `bytes` as a socket would: each read lands in the buffer the reader offers, at most 100,000 bytes of it. */
+		const throughSocket = (sink: OutputSink, bytes: Buffer) => {
+			const { buffer, callback } = sink.reader() as { buffer: () => Uint8Array; callback: (length: number, into: Uint8Array) => boolean };
+			for (let at = 0; at < bytes.length;) {
+				const into = buffer();
+				const length = bytes.copy(into, 0, at, Math.min(bytes.length, at + 100_000));
+				callback(length, into);
+				at += length;
+			}
+		};
+		const throughStream = (sink: OutputSink, bytes: Buffer) => {
+			const stream = new PassThrough();
+			sink.readStream(stream);
+			for (let at = 0; at < bytes.length; at += 300_000) stream.write(bytes.subarray(at, at + 300_000));
+			stream.end();
+			return withDeadline(sink.closed, 5_000, 'the stream was never read to its end');
+		};
+		for (const [cap, size] of cases) {
+			const bytes = output(size);
+			for (const [name, feed] of [['socket', throughSocket], ['stream', throughStream]] as const) {
+				const log = path.join(dir, `${name}-${cap}-${size}.log`);
+				const sink = new OutputSink(64 * 1024, { path: log, cap });
+				await feed(sink, bytes);
+				const capture = await sink.finish();
+				const label = `${name}: ${size} bytes, cap ${cap}`;
+				assert.equal(capture.logCut, size > cap, label);
+				assert.equal(capture.buffer.totalBytes, size, label);
+				if (size === 0) {
+					assert.equal(capture.logPath, undefined, `${label}: nothing printed, no log`);
+					continue;
+				}
+				assert.ok(fs.readFileSync(log).equals(bytes.subarray(0, cap)), `${label}: the log is the output's first ${Math.min(cap, size)} bytes`);
+			}
+		}
+	});
+
 	it('says the log failed when a write fails midway, and the buffer still sees every byte', async function () {
 		if (process.platform !== 'linux') this.skip();
 		// /dev/full opens for writing, and every write to it fails with ENOSPC, as on a full disk.

@@ -175,11 +175,7 @@ class CommandLog {
 	landed(length: number): boolean {
 		if (this.error !== undefined || !this.piece) return true;
 		this.openFile();
-		const room = this.target.cap - this.kept;
-		if (length > room) this.cut = true;
-		const taken = Math.min(length, room);
-		this.kept += taken;
-		this.filled += taken;
+		this.filled += this.keep(length);
 		if (this.filled === this.piece.length) this.queuePiece();
 		return this.held() < LOG_PIECES_HELD;
 	}
@@ -187,10 +183,7 @@ class CommandLog {
 	append(bytes: Uint8Array): boolean {
 		if (this.error !== undefined) return true;
 		this.openFile();
-		const room = this.target.cap - this.kept;
-		if (bytes.length > room) this.cut = true;
-		let rest = bytes.subarray(0, Math.max(0, room));
-		this.kept += rest.length;
+		let rest = bytes.subarray(0, this.keep(bytes.length));
 		while (rest.length > 0) {
 			this.piece ??= this.spare.pop() ?? Buffer.allocUnsafe(LOG_PIECE_BYTES);
 			const taken = Math.min(rest.length, this.piece.length - this.filled);
@@ -200,6 +193,14 @@ class CommandLog {
 			if (this.filled === this.piece.length) this.queuePiece();
 		}
 		return this.held() < LOG_PIECES_HELD;
+	}
+
+	/** How many of `length` new bytes the log keeps: those up to the cap (past it, the log is cut). */
+	private keep(length: number): number {
+		const taken = Math.min(length, this.target.cap - this.kept);
+		if (taken < length) this.cut = true;
+		this.kept += taken;
+		return taken;
 	}
 
 	private openFile(): void {

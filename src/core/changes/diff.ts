@@ -3,16 +3,17 @@ import type { FileChange } from '../context';
 import { countNewlinesFast } from '../files/lineIndex';
 import { FileBytes, SplicedBytes } from '../files/splicedBytes';
 import { DiskBytes, DiskSplice } from '../files/diskBytes';
+import { asBuffer } from '../files/bytes';
 
 /** Lines kept beyond the context around a change when the shared ends are dropped. */
 const TRIM_MARGIN_LINES = 16;
 const EMPTY = Buffer.alloc(0);
 const NEWLINE = 0x0a;
 
-function asBuffer(bytes: FileBytes | DiskBytes | null): Buffer {
+function wholeBuffer(bytes: FileBytes | DiskBytes | null): Buffer {
 	if (!bytes) return EMPTY;
 	if (bytes instanceof SplicedBytes || bytes instanceof DiskSplice || bytes instanceof DiskBytes) return bytes.whole();
-	return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+	return asBuffer(bytes);
 }
 
 /** Bytes as text for a diff (a BOM at the start is dropped; invalid UTF-8 shows as U+FFFD). */
@@ -57,9 +58,9 @@ function trimCommonLines(before: Uint8Array | DiskBytes | null, after: FileBytes
 	if (before instanceof DiskBytes && after instanceof DiskSplice && after.source === before && before.excerpt.linesAround >= context + TRIM_MARGIN_LINES) {
 		return { a: asText(before.excerpt.bytes), b: asText(after.excerptAfter()), skipped: before.excerpt.lines };
 	}
-	const a = asBuffer(before);
+	const a = wholeBuffer(before);
 	// Pieces of these very old bytes are compared by where they sit; anything else, byte by byte.
-	const b = after instanceof SplicedBytes && sameMemory(after.base, a) ? after : asBuffer(after);
+	const b = after instanceof SplicedBytes && sameMemory(after.base, a) ? after : wholeBuffer(after);
 	const { prefix, suffix } = sharedEnds(a, b);
 	// Around repeated lines the library may place a change a little differently than the byte
 	// scan does, and needs room for its context there: keep a margin beyond the context.

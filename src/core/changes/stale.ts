@@ -11,6 +11,7 @@ import { OpenedFile, openForReading } from '../files/verifiedOpen';
 import { FileSystem, nodeFileSystem, readBounded } from '../files/fileSystem';
 import { FileBytes, wholeBytes } from '../files/splicedBytes';
 import { DiskBytes, DiskSplice } from '../files/diskBytes';
+import { sameBytes } from '../files/bytes';
 
 /**
  * The stale-write rules: a change is made on what the model last saw and committed only onto the
@@ -90,11 +91,6 @@ async function checkDiskStillAsShown(ctx: ChangeContext, change: FileChange, bef
 	await file.handle.close().catch(() => undefined);
 	if (file.stat.size !== before.byteLength) throw stale('changed');
 	return file.real;
-}
-
-function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
-	// Buffer.equals compares the lengths first.
-	return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
 }
 
 /**

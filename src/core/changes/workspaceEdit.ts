@@ -3,6 +3,7 @@ import { ToolError } from '../results/errors';
 import type { EditOperation, SourcePosition, TextEditData } from '../languages';
 import { readCurrent } from './stale';
 import { decodeChangeableText, encodeText, withEol } from '../text/text';
+import { sameBytes } from '../files/bytes';
 
 /**
  * A language server's WorkspaceEdit (a rename, a quick fix) as the change set every other change
@@ -105,11 +106,6 @@ async function checkWritable(ctx: ChangeContext, absolute: string): Promise<void
 
 function missing(display: string, verb: string): ToolError {
 	return new ToolError('not_found', `The language server's change would ${verb} ${display}, which does not exist (any more). Nothing was changed. Ask again: the server's picture of the files is out of date.`);
-}
-
-function sameBytes(a: Uint8Array | null, b: Uint8Array | null): boolean {
-	if (a === null || b === null) return a === b;
-	return Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
 }
 
 /**

@@ -1,3 +1,4 @@
+import { asBuffer } from './bytes';
 import { DiskBytes, DiskSplice } from './diskBytes';
 
 /**
@@ -143,8 +144,4 @@ export function wholeBytes(bytes: FileBytes | DiskBytes): Uint8Array {
 /** The bytes as the buffers to write one after another, without joining them. */
 export function byteParts(bytes: Uint8Array | SplicedBytes): readonly Uint8Array[] {
 	return bytes instanceof SplicedBytes ? bytes.pieces : [bytes];
-}
-
-function asBuffer(bytes: Uint8Array): Buffer {
-	return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }

@@ -11,6 +11,7 @@ import { applyHunks } from './hunks';
 import {
 	AddOperation, DeleteOperation, FileOperation, ParsedPatch, PatchApplyError, UpdateOperation,
 } from './model';
+import { sameBytes } from '../files/bytes';
 
 /**
  * Stages a parsed patch: every file is read, patched and encoded in memory, and the whole set
@@ -319,9 +320,4 @@ class Stager {
 		}
 		return { changes, files, notes: [...parseNotes, ...this.notes], protectedPaths: [...protectedPaths], unchanged, lineCounts };
 	}
-}
-
-function sameBytes(a: Uint8Array | null, b: Uint8Array | null): boolean {
-	if (a === null || b === null) return a === b;
-	return a.length === b.length && Buffer.compare(a, b) === 0;
 }

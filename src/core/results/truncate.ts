@@ -1,3 +1,5 @@
+import { asBuffer } from '../files/bytes';
+
 /**
  * The one truncation module for every tool: byte and line caps, head/tail/middle strategies, the
  * omission marker and the metadata a result carries. Cuts never split a UTF-8 character.
@@ -184,10 +186,6 @@ function countNewlinesByWord(buf: Buffer, from: number, to: number): number {
 	}
 	for (at += words * 4; at < to; at++) if (buf[at] === NEWLINE) count++;
 	return count;
-}
-
-function asBuffer(buf: Uint8Array): Buffer {
-	return Buffer.isBuffer(buf) ? buf : Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
 }
 
 /** Whole lines from `start` forward: where they end and how many, within both caps and `limit`. */

@@ -1,6 +1,8 @@
-// Mutation testing of the safety core (`npm run test:mutation`): plants small bugs in the files
-// below, one at a time, and checks that the unit tests catch each. Not part of `npm test` (a cold
-// run takes long on a small machine); incremental, so a later run only retests what changed.
+// Mutation testing of the safety core: plants small bugs in the files below, one at a time, and
+// checks that the unit tests catch each. Not part of `npm test`. `npm run test:mutation` runs these
+// settings one group of files at a time, each with the tests that exercise it (scripts/mutation.mjs,
+// where every file below must have a group); `npx stryker run` runs them all against every test,
+// which takes far longer. Incremental, so a later run only retests what changed.
 // Survivors that are left on purpose are explained in test/MUTATION-SURVIVORS.md.
 
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */

@@ -219,6 +219,17 @@ describe('rgJsonHandler', () => {
 		}
 	});
 
+	it('counts a line of millions of escapes handed over in one piece', () => {
+		// 3.5 million times `a` and a newline inside the line: 7 million tokens, more than one regex
+		// pass over them can hold (it overflowed at 6 million); 10.5 MB of JSON in a single chunk.
+		const units = 3_500_000;
+		const json = `{"type":"context","data":{"path":{"text":"big.txt"},"lines":{"text":"${'a\\n'.repeat(units)}x\\r\\n"},"line_number":7,"absolute_offset":0,"submatches":[]}}\n`;
+		const [message] = linesOf(messagesOf(Buffer.from(json), 64, () => json.length));
+		assert.equal(message.lineNumber, 7);
+		assert.equal(message.text.length, 2 * units + 1);
+		assert.deepEqual((message.text as { bytes: Buffer }).bytes, Buffer.from('a\n'.repeat(CAPTURE_BYTES / 2)));
+	});
+
 	it('holds a dense line\'s matches to one per window: a line of `a` searched for `a` prints about twice its length', () => {
 		const line = 'a'.repeat(300_000);
 		const tree = makeTree({ 'a.txt': `${line}\n` });

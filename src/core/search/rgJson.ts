@@ -285,6 +285,12 @@ const WHOLE_TOKENS = /(?:[^"\\]+|\\u[0-9a-fA-F]{4}|\\[^u])*/y;
 /** One escape, in a run of whole tokens (searched from a token's start, every backslash found starts one). */
 const ONE_ESCAPE = /\\(?:u[0-9a-fA-F]{4}|[^u])/g;
 const BACKSLASH = 0x5c;
+/**
+ * Most characters one pass reads: the regex keeps a backtracking entry per token, and a piece of
+ * megabytes of escapes (a test's; a pipe's are 64 KB) overflowed its stack. A pass cut here stops
+ * at a token's end (a cut escape is not whole), and the next pass goes on from there.
+ */
+const BULK_CHARS = 64 * 1024;
 
 /**
  * The byte the token ending at `to` stands for, and where the token starts, in whole tokens that
@@ -388,7 +394,7 @@ class StringBody {
 	 */
 	private skipBulk(text: string, at: number): number {
 		WHOLE_TOKENS.lastIndex = at;
-		const tokens = WHOLE_TOKENS.exec(text)?.[0] ?? '';
+		const tokens = WHOLE_TOKENS.exec(text.length - at > BULK_CHARS ? text.slice(0, at + BULK_CHARS) : text)?.[0] ?? '';
 		if (tokens.length === 0) return at;
 		const end = at + tokens.length;
 		// Each escape counts as the one byte it stands for.

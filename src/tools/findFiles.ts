@@ -4,7 +4,7 @@ import { Type } from '@sinclair/typebox';
 import type { ToolContext } from '../core/context';
 import { ToolError } from '../core/results/errors';
 import { textResult, ToolResult } from '../core/results/result';
-import { cleanRelative, comparePaths, filterArgs, inputErrorOf, isHiddenBelow, runRg, warningsOf } from '../core/search/ripgrep';
+import { cleanRelative, filterArgs, inputErrorOf, isHiddenBelow, pathSortKey, runRg, warningsOf } from '../core/search/ripgrep';
 import { formatCount } from '../core/results/truncate';
 import { searchConfinement, searchScopes } from './searchScope';
 import { defineTool } from './tool';
@@ -25,6 +25,8 @@ interface Found {
 	readonly order: number;
 	readonly relative: string;
 	readonly cwd: string;
+	/** pathSortKey of relative. */
+	readonly key: string;
 }
 
 export const findFilesTool = defineTool({
@@ -51,7 +53,7 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 	const scopes = await searchScopes(ctx, input.path, 'directory', 'find_files');
 	const limit = input.limit ?? ctx.settings.limits.listEntries;
 	const offset = input.offset ?? 0;
-	const keep = new TopK<Found>(offset + limit, (a, b) => a.order - b.order || comparePaths(a.relative, b.relative));
+	const keep = new TopK<Found>(offset + limit, (a, b) => a.order - b.order || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 	const includeHidden = input.includeHidden ?? false;
 	const args = filterArgs({
 		includeHidden,
@@ -69,7 +71,7 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 				if (line.length === 0) return;
 				const relative = cleanRelative(line);
 				if (!includeHidden && isHiddenBelow(relative, scope.arg)) return;
-				keep.push({ order: scope.order, relative, cwd: scope.cwd });
+				keep.push({ order: scope.order, relative, cwd: scope.cwd, key: pathSortKey(relative) });
 			},
 		});
 		if (result.code === 2) {

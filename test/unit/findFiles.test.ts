@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { comparePaths, rgPath } from '../../src/core/search/ripgrep';
+import { comparePaths, pathSortKey, rgPath } from '../../src/core/search/ripgrep';
 import { TopK } from '../../src/tools/findFiles';
 import { makeHarness, makeTree } from './helpers';
 
@@ -155,6 +155,7 @@ describe('comparePaths', () => {
 			const sorted = execFileSync(rgPath(), ['--files', '--sort', 'path', '--no-config'], { cwd: tree.root, encoding: 'utf8' }).trim().split('\n');
 			const mine = [...sorted].reverse().sort(comparePaths);
 			assert.deepEqual(mine, sorted);
+			assert.deepEqual(byKey([...sorted].reverse()), sorted);
 		} finally {
 			tree.cleanup();
 		}
@@ -166,7 +167,13 @@ describe('comparePaths', () => {
 		const sorted = execFileSync(rgPath(), ['--files', '--sort', 'path', '--no-config', '--no-ignore'], { cwd: modules, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }).trim().split('\n');
 		const mine = [...sorted].sort(() => Math.random() - 0.5).sort(comparePaths);
 		assert.deepEqual(mine, sorted);
+		assert.deepEqual(byKey([...sorted].sort(() => Math.random() - 0.5)), sorted);
 	});
+
+	/** Sorted by pathSortKey with the plain string order, as find_files sorts. */
+	function byKey(paths: string[]): string[] {
+		return paths.map(relative => ({ relative, key: pathSortKey(relative) })).sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0)).map(entry => entry.relative);
+	}
 });
 
 describe('TopK', () => {

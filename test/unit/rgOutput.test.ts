@@ -169,6 +169,36 @@ describe('rgJsonHandler', () => {
 		}
 	});
 
+	it('counts a long line dense with escapes to the byte, whatever escape ends it or a piece cuts', () => {
+		// Context lines (kept from their start) between short matches; each long one is thick with
+		// escapes (runs of backslashes of every length, quotes, control characters) and ends in a
+		// different one, so that both the bulk count and its last two bytes (the line ending) are checked.
+		const pieces = ['ab', '\\', '\\\\', '\\\\\\', '"', '\t', '\u0001', '\r', 'é', '/', 'n', 'u0041', '\\u0041'];
+		const next = chunker(9, pieces.length);
+		const body = (n: number) => Array.from({ length: n }, () => pieces[next() - 1]).join('');
+		const endsWith = ['\\', '\\n', '\r', '\u0001', '"', '\\\\\\', 'plain', '\t\r', '\\r', '\\\\\r'];
+		const long = endsWith.map(end => Buffer.from(`${body(1500)}${end}`));
+		const text = Buffer.concat([...long.flatMap(line => [Buffer.from('needle\n'), line, Buffer.from('\n')]), Buffer.from('needle\n'), long[0]]);
+		const tree = makeTree({ 'e.txt': text });
+		try {
+			const output = execFileSync(rgPath(), ['--json', '--no-config', '--context', '1', '--regexp', 'needle', '--', 'e.txt'], { cwd: tree.root });
+			// A line ending in \r is read as ending in \r\n: its \r is not counted.
+			const expected = [...long, long[0]].map(line => ({ length: line.length - (line[line.length - 1] === 0x0d ? 1 : 0), head: line.subarray(0, CAPTURE_BYTES) }));
+			for (const [seed, max] of [[1, 3], [2, 40], [3, 700], [4, 5000], [5, 70_000]]) {
+				const context = linesOf(messagesOf(output, 64, chunker(seed, max))).filter(message => message.type === 'context');
+				assert.equal(context.length, expected.length, `seed ${seed}`);
+				for (const [i, message] of context.entries()) {
+					const { length, from, bytes } = message.text as { length: number; from: number; bytes: Buffer };
+					assert.equal(length, expected[i].length, `seed ${seed}, long line ${i + 1}: its length`);
+					assert.equal(from, 0);
+					assert.deepEqual(bytes, expected[i].head, `seed ${seed}, long line ${i + 1}: its start`);
+				}
+			}
+		} finally {
+			tree.cleanup();
+		}
+	});
+
 	it('wraps a pattern with a word boundary with a tail only, and finds the same lines as the pattern as given', () => {
 		const wrapped = (pattern: string) => windowPattern({ pattern, fixedStrings: false, pcre2: false });
 		for (const pattern of ['\\bfoo\\b', 'foo\\B', '\\<foo', '\\\\\\bfoo']) assert.equal(wrapped(pattern).lead, 0, pattern);
@@ -187,6 +217,17 @@ describe('rgJsonHandler', () => {
 		} finally {
 			tree.cleanup();
 		}
+	});
+
+	it('counts a line of millions of escapes handed over in one piece', () => {
+		// 3.5 million times `a` and a newline inside the line: 7 million tokens, more than one regex
+		// pass over them can hold (it overflowed at 6 million); 10.5 MB of JSON in a single chunk.
+		const units = 3_500_000;
+		const json = `{"type":"context","data":{"path":{"text":"big.txt"},"lines":{"text":"${'a\\n'.repeat(units)}x\\r\\n"},"line_number":7,"absolute_offset":0,"submatches":[]}}\n`;
+		const [message] = linesOf(messagesOf(Buffer.from(json), 64, () => json.length));
+		assert.equal(message.lineNumber, 7);
+		assert.equal(message.text.length, 2 * units + 1);
+		assert.deepEqual((message.text as { bytes: Buffer }).bytes, Buffer.from('a\n'.repeat(CAPTURE_BYTES / 2)));
 	});
 
 	it('holds a dense line\'s matches to one per window: a line of `a` searched for `a` prints about twice its length', () => {

@@ -280,6 +280,39 @@ function numberIn(part: Buffer, name: string): number | undefined {
 /** JSON escapes as serde_json writes them: `\uXXXX` only for control characters, one byte each. */
 const ESCAPED: Record<number, number> = { 0x6e: 0x0a, 0x72: 0x0d, 0x74: 0x09, 0x62: 0x08, 0x66: 0x0c, 0x22: 0x22, 0x5c: 0x5c, 0x2f: 0x2f };
 
+/** Whole tokens of a JSON string's body (latin1, a byte a character): runs of plain bytes and whole escapes; never the closing quote. */
+const WHOLE_TOKENS = /(?:[^"\\]+|\\u[0-9a-fA-F]{4}|\\[^u])*/y;
+/** One escape, in a run of whole tokens (searched from a token's start, every backslash found starts one). */
+const ONE_ESCAPE = /\\(?:u[0-9a-fA-F]{4}|[^u])/g;
+const BACKSLASH = 0x5c;
+/**
+ * Most characters one pass reads: the regex keeps a backtracking entry per token, and a piece of
+ * megabytes of escapes (a test's; a pipe's are 64 KB) overflowed its stack. A pass cut here stops
+ * at a token's end (a cut escape is not whole), and the next pass goes on from there.
+ */
+const BULK_CHARS = 64 * 1024;
+
+/**
+ * The byte the token ending at `to` stands for, and where the token starts, in whole tokens that
+ * start at `from`. A backslash starts an escape when it is the first, third, … of its run: a run
+ * starts at a token's start (every escape starts with a backslash).
+ */
+function tokenBefore(text: string, from: number, to: number): { byte: number; start: number } {
+	if (to - from >= 6 && text.charCodeAt(to - 5) === 0x75 && startsEscape(text, from, to - 6)) return { byte: parseInt(text.slice(to - 4, to), 16) & 0xff, start: to - 6 };
+	if (to - from >= 2 && startsEscape(text, from, to - 2)) {
+		const code = text.charCodeAt(to - 1);
+		return { byte: ESCAPED[code] ?? code, start: to - 2 };
+	}
+	return { byte: text.charCodeAt(to - 1), start: to - 1 };
+}
+
+/** Whether the character at `at` is a backslash that starts an escape (counted back to `from`, a token's start). */
+function startsEscape(text: string, from: number, at: number): boolean {
+	let run = 0;
+	while (at - run >= from && text.charCodeAt(at - run) === BACKSLASH) run++;
+	return run % 2 === 1;
+}
+
 /**
  * The body of a JSON string streamed in pieces: counts its raw bytes and keeps the first
  * CAPTURE_BYTES of them and the last two (for the line ending). rg writes text as an escaped
@@ -331,6 +364,14 @@ class StringBody {
 				i = this.readEscape(piece, i);
 				continue;
 			}
+			if (this.capturedBytes === CAPTURE_BYTES) {
+				const end = this.skipBulk(text, i);
+				if (end > i) {
+					i = end;
+					quote = slash = -2;
+					continue;
+				}
+			}
 			if (quote !== -1 && quote < i) quote = text.indexOf('"', i);
 			if (slash !== -1 && slash < i) slash = text.indexOf('\\', i);
 			const stop = slash !== -1 && (quote === -1 || slash < quote) ? slash : quote;
@@ -342,6 +383,26 @@ class StringBody {
 			i = stop + 1;
 		}
 		return -1;
+	}
+
+	/**
+	 * Once the head is kept, the rest of a long line only counts: its bytes, and its last two (for
+	 * the line ending). Counted by byte, a source map's line, an escape every few bytes, cost the
+	 * first search of a process tens of milliseconds before the code was compiled; here two native
+	 * regex passes count a piece's whole tokens. They stop at the closing quote or at an escape the
+	 * piece's end cuts, which the byte-wise reader then takes. Returns where the whole tokens end.
+	 */
+	private skipBulk(text: string, at: number): number {
+		WHOLE_TOKENS.lastIndex = at;
+		const tokens = WHOLE_TOKENS.exec(text.length - at > BULK_CHARS ? text.slice(0, at + BULK_CHARS) : text)?.[0] ?? '';
+		if (tokens.length === 0) return at;
+		const end = at + tokens.length;
+		// Each escape counts as the one byte it stands for.
+		this.raw += tokens.replace(ONE_ESCAPE, '.').length;
+		const last = tokenBefore(text, at, end);
+		this.beforeLast = last.start > at ? tokenBefore(text, at, last.start).byte : this.last;
+		this.last = last.byte;
+		return end;
 	}
 
 	private readEscape(piece: Buffer, i: number): number {

@@ -415,6 +415,24 @@ export function comparePaths(a: string, b: string): number {
 	return a.length - b.length;
 }
 
+/**
+ * A string whose plain order (`<`, compared natively) is comparePaths' order of the paths: a sort
+ * of thousands of paths compares them tens of thousands of times, and comparePaths' loop over their
+ * long shared prefixes cost a first find_files call tens of milliseconds before it was compiled.
+ * '/' becomes the lowest code unit (no path holds a NUL); from U+D800 up, each unit becomes its rank.
+ */
+export function pathSortKey(relative: string): string {
+	if (!HIGH_UNITS.test(relative)) return relative.replaceAll('/', '\0');
+	let key = '';
+	for (let i = 0; i < relative.length; i++) {
+		const code = relative.charCodeAt(i);
+		key += String.fromCharCode(code === 0x2f ? 0 : rankOf(code));
+	}
+	return key;
+}
+
+const HIGH_UNITS = /[\ud800-\uffff]/;
+
 /** A code unit's place in the order: '/' first, then code points (surrogates, i.e. astral characters, after all of the BMP). */
 function rankOf(code: number): number {
 	if (code === 0x2f) return -1;

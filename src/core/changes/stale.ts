@@ -7,7 +7,7 @@ import { readAt, readHead, readWhole, SYNC_READ_BYTES } from '../files/files';
 import { encodeText, hasBom } from '../text/text';
 import { formatCount } from '../results/truncate';
 import { everyInOrder } from '../files/inParallel';
-import { OpenedFile, openForReading } from '../files/verifiedOpen';
+import { OpenedFile, openForReading, ReadHandle } from '../files/verifiedOpen';
 import { FileSystem, nodeFileSystem, readBounded } from '../files/fileSystem';
 import { FileBytes, wholeBytes } from '../files/splicedBytes';
 import { DiskBytes, DiskSplice } from '../files/diskBytes';
@@ -275,7 +275,7 @@ export async function openLargeOnDisk(ctx: ChangeContext, absolute: string, disp
 export const DIGEST_MAX_BYTES = 1024 * 1024;
 
 /** The version of an open file as it is now: its stat, and a digest of its content when it is small. */
-export async function currentVersion(handle: fs.promises.FileHandle): Promise<FileVersion> {
+export async function currentVersion(handle: ReadHandle): Promise<FileVersion> {
 	const stat = await handle.stat();
 	const version = { mtimeMs: stat.mtimeMs, size: stat.size };
 	if (stat.size > DIGEST_MAX_BYTES) return version;
@@ -329,7 +329,7 @@ async function readFileAsChanged(ctx: ChangeContext, absolute: string, displayPa
 const COMPARE_CHUNK = 4 * 1024 * 1024;
 
 /** Whether the open file's first `size` bytes are `expected`, and nothing else. */
-async function holdsExactly(handle: fs.promises.FileHandle, size: number, expected: Uint8Array): Promise<boolean> {
+async function holdsExactly(handle: ReadHandle, size: number, expected: Uint8Array): Promise<boolean> {
 	if (size !== expected.byteLength) return false;
 	const want = Buffer.from(expected.buffer, expected.byteOffset, expected.byteLength);
 	const chunk = Buffer.allocUnsafe(Math.min(COMPARE_CHUNK, Math.max(size, 1)));

@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { measure, registrySource, table } from './lib/measure.mjs';
 
-const FILES = 200;
+export const FILES = 200;
 const LINES = 400;
 const HUNKS_PER_FILE = 5;
 const RUNS = 5;
@@ -30,7 +30,7 @@ function fileLines(index) {
 }
 
 /** A hunk every LINES / HUNKS_PER_FILE lines: 3 context lines, one line replaced by two, 3 context lines. */
-function filePatch(index) {
+export function filePatch(index) {
 	const lines = fileLines(index);
 	const name = fileName(index);
 	const out = [`diff --git a/${name} b/${name}`, 'index 0000001..0000002 100644', `--- a/${name}`, `+++ b/${name}`];
@@ -49,7 +49,7 @@ function filePatch(index) {
 	return out.join('\n');
 }
 
-function makeTree(root) {
+export function makeTree(root) {
 	for (let index = 0; index < FILES; index++) {
 		const file = path.join(root, fileName(index));
 		fs.mkdirSync(path.dirname(file), { recursive: true });

@@ -114,6 +114,28 @@ describe('backups by hard link', () => {
 		assert.equal(fs.readFileSync(backup.copies[0], 'utf8'), ORIGINAL);
 	});
 
+	it('a file rewritten in place since the check (same file, another size) gets a copy of the bytes checked, not a link', async () => {
+		const storage = tree.file('storage');
+		const checked = sourceOf('ws/a.txt');
+		fs.writeFileSync(tree.file('ws/a.txt'), 'rewritten in place meanwhile\n');
+		assert.equal(inodeOf(tree.file('ws/a.txt')), checked.identity.ino, 'the same file');
+		const change = fileChange(tree, 'ws/a.txt', ORIGINAL, 'new\n');
+		const backup = await backupOriginals(storage, 'Edit a.txt', [change], { onDisk: new Map([[change.path, change.before as Uint8Array]]), replaced: new Map([[change.path, checked]]) });
+		assert.deepEqual(backup.linked, []);
+		assert.equal(fs.statSync(tree.file('ws/a.txt')).nlink, 1);
+		assert.equal(fs.readFileSync(backup.copies[0], 'utf8'), ORIGINAL);
+	});
+
+	it('a file whose checked bytes are not given is copied from disk, never linked, even with its identity given', async () => {
+		const storage = tree.file('storage');
+		const change = fileChange(tree, 'ws/a.txt', ORIGINAL, 'new\n');
+		const backup = await backupOriginals(storage, 'Edit a.txt', [change], { replaced: new Map([[change.path, sourceOf('ws/a.txt')]]) });
+		assert.deepEqual(backup.linked, []);
+		assert.notEqual(inodeOf(backup.copies[0]), inodeOf(tree.file('ws/a.txt')));
+		assert.equal(fs.statSync(tree.file('ws/a.txt')).nlink, 1);
+		assert.equal(fs.readFileSync(backup.copies[0], 'utf8'), ORIGINAL);
+	});
+
 	it('sealing a link whose original is still at its path (the change was not written) makes it a copy of its own', async () => {
 		const storage = tree.file('storage');
 		const change = fileChange(tree, 'ws/a.txt', ORIGINAL, 'new\n');

@@ -129,10 +129,11 @@ export async function backupOriginals(storageDir: string, title: string, changes
  * bytes are no longer at any path of the workspace, only here; the link is the copy, made for the
  * cost of one directory entry instead of a new file (which on a busy ext4 journal costs a
  * millisecond or more each). False, with nothing left behind, where that cannot be: another file
- * system (EXDEV), a refusal (EPERM under protected_hardlinks, EMLINK), or a link that is not to the
- * file whose bytes were checked (a folder or the file swapped since: another identity) or that
+ * system (EXDEV), a refusal (EPERM under protected_hardlinks, EMLINK), a link that is not to the
+ * file whose bytes were checked (a folder or the file swapped since: another identity), one that
  * shares that file with a third name (nlink above 2: written through that name, the backup would
- * change with it). The caller then writes a copy.
+ * change with it), or a file of another size now (rewritten in place since the check: the backup
+ * must hold what the change was computed on). The caller then writes a copy.
  */
 function linkOriginal(source: LinkSource, bytes: Uint8Array, copy: string, link: (existing: string, newPath: string) => void): boolean {
 	try {
@@ -141,8 +142,9 @@ function linkOriginal(source: LinkSource, bytes: Uint8Array, copy: string, link:
 	} catch {
 		return false;
 	}
+	// A symlink linked in its place has an inode of its own; link() never crosses file systems (EXDEV), so dev only completes the identity.
 	const made = fs.lstatSync(copy);
-	if (made.isFile() && made.dev === source.identity.dev && made.ino === source.identity.ino && made.nlink === 2 && made.size === bytes.byteLength) return true;
+	if (made.dev === source.identity.dev && made.ino === source.identity.ino && made.nlink === 2 && made.size === bytes.byteLength) return true;
 	fs.unlinkSync(copy);
 	return false;
 }

@@ -139,7 +139,7 @@ export default async function () {
 			{ name: '  of which parse + stage in memory', primitive: 'git apply', ours: { ms: median(stageRuns.map(r => r.ms)), rssMB: Math.max(...stageRuns.map(r => r.rssMB)) }, base: gitFigures },
 		]);
 		console.log(`Peak RSS of a Node process with the modules loaded and no work: ${floor.rssMB.toFixed(0)} MB (the patch's own share is the difference).`);
-		console.log('The rest of the tool call is the shared commit: stale checks (each file read once more, and those bytes kept for the backup and the rollback), backup of 200 originals, and an fsync\'d atomic write per file with one fsync per folder (git apply does not fsync); line counts come from the lines staging split (no diff text).');
+		console.log('The rest of the tool call is the shared commit: stale checks (each file read once more, and those bytes kept for the rollback), backup of 200 originals (hard links to them: each is replaced by a rename, so the link is the only name left of its bytes; sealed owner-only after), and an fsync\'d atomic write per file with one fsync per folder (git apply does not fsync); line counts come from the lines staging split (no diff text).');
 	} finally {
 		fs.rmSync(dir, { recursive: true, force: true });
 	}

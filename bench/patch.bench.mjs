@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { measure, registrySource, table } from './lib/measure.mjs';
 
-const FILES = 200;
+export const FILES = 200;
 const LINES = 400;
 const HUNKS_PER_FILE = 5;
 const RUNS = 5;
@@ -30,7 +30,7 @@ function fileLines(index) {
 }
 
 /** A hunk every LINES / HUNKS_PER_FILE lines: 3 context lines, one line replaced by two, 3 context lines. */
-function filePatch(index) {
+export function filePatch(index) {
 	const lines = fileLines(index);
 	const name = fileName(index);
 	const out = [`diff --git a/${name} b/${name}`, 'index 0000001..0000002 100644', `--- a/${name}`, `+++ b/${name}`];
@@ -49,7 +49,7 @@ function filePatch(index) {
 	return out.join('\n');
 }
 
-function makeTree(root) {
+export function makeTree(root) {
 	for (let index = 0; index < FILES; index++) {
 		const file = path.join(root, fileName(index));
 		fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -139,7 +139,7 @@ export default async function () {
 			{ name: '  of which parse + stage in memory', primitive: 'git apply', ours: { ms: median(stageRuns.map(r => r.ms)), rssMB: Math.max(...stageRuns.map(r => r.rssMB)) }, base: gitFigures },
 		]);
 		console.log(`Peak RSS of a Node process with the modules loaded and no work: ${floor.rssMB.toFixed(0)} MB (the patch's own share is the difference).`);
-		console.log('The rest of the tool call is the shared commit: stale checks (each file read once more, and those bytes kept for the backup and the rollback), backup of 200 originals, and an fsync\'d atomic write per file with one fsync per folder (git apply does not fsync); line counts come from the lines staging split (no diff text).');
+		console.log('The rest of the tool call is the shared commit: stale checks (each file read once more, and those bytes kept for the rollback), backup of 200 originals (hard links to them: each is replaced by a rename, so the link is the only name left of its bytes; sealed owner-only after), and an fsync\'d atomic write per file with one fsync per folder (git apply does not fsync); line counts come from the lines staging split (no diff text).');
 	} finally {
 		fs.rmSync(dir, { recursive: true, force: true });
 	}

@@ -74,6 +74,12 @@ export interface Host {
 	 * it instead of looking again).
 	 */
 	applyChanges(changes: readonly FileChange[], signal: AbortSignal, boundary: Boundary, checked?: CheckedFiles): Promise<WrittenVersions | void>;
+	/**
+	 * True when applyChanges replaces every file it writes by renaming a new file over it and
+	 * removes files by unlinking them (Node's atomic writes): the original file then leaves its path
+	 * untouched, and its backup can be a hard link to it. Not VS Code's: a save writes in place.
+	 */
+	readonly replacesFiles?: boolean;
 	/** Shows the diff of applied changes to the person, if the host can. */
 	showDiffs?(changes: readonly FileChange[]): Promise<void>;
 	/** Errors and warnings for these files (or all when empty), if the host knows any. */

@@ -41,6 +41,8 @@ function createNodeHost(options: NodeHostOptions & { storageDir: string }): Host
 		dirtyText: absolutePath => options.dirty?.get(absolutePath),
 		confirm: options.confirm ?? (async () => false),
 		applyChanges: options.applyChanges ?? ((changes, signal, boundary, checked) => applyChangesAtomically(changes, signal, { boundary, ...checked })),
+		// A host given another way to write may write in place.
+		replacesFiles: options.applyChanges === undefined,
 		...(options.diagnostics ? { diagnostics: options.diagnostics } : {}),
 		...(options.showDiffs ? { showDiffs: options.showDiffs } : {}),
 		...(options.sandbox ? { sandbox: options.sandbox } : {}),

@@ -1,4 +1,3 @@
-import * as fs from 'node:fs';
 import { Type } from '@sinclair/typebox';
 import type { ToolContext } from '../core/context';
 import { ToolError } from '../core/results/errors';
@@ -13,11 +12,11 @@ import { currentVersion } from '../core/changes/stale';
 import { textResult, ToolResult } from '../core/results/result';
 import { cutLine, formatBytes, formatCount, omittedMarker } from '../core/results/truncate';
 import { stringEnum } from '../core/schema/stringEnum';
-import { withFileForReading } from '../core/files/verifiedOpen';
+import { ReadHandle, withFileForReading } from '../core/files/verifiedOpen';
 import { defineTool, PATH_DESCRIPTION } from './tool';
 import { readVirtualFile } from './virtual/readFile';
 
-type Handle = fs.promises.FileHandle;
+type Handle = ReadHandle;
 
 const schema = Type.Object({
 	path: Type.String({ description: PATH_DESCRIPTION }),

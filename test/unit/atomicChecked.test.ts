@@ -7,6 +7,7 @@ import { ChangeContext, CheckedFiles, createChangeState, FileChange } from '../.
 import { createNodeEnvironment } from '../../src/core/nodeHost';
 import { Boundary } from '../../src/core/policy/boundary';
 import { BoundaryError, ToolError } from '../../src/core/results/errors';
+import { watchReadOpens } from '../../src/core/files/verifiedOpen';
 import { fileChange, makeTree, snapshotTree } from './helpers';
 
 /**
@@ -24,7 +25,10 @@ describe('atomic change sets with the files as the commit checked them', () => {
 	const modeOf = (file: string) => fs.statSync(file).mode & 0o777;
 	const injectedEio = () => Object.assign(new Error('EIO: i/o error (injected)'), { code: 'EIO' });
 	const onDiskOf = (changes: readonly FileChange[]) => new Map(changes.flatMap(change => (change.before instanceof Uint8Array ? [[change.path, change.before] as const] : [])));
-	/** The paths opened with fs.promises.open from now on (the temps are opened through their folder's descriptor). */
+	/**
+	 * The paths opened from now on: with fs.promises.open (folders; the temps are opened through
+	 * their folder's descriptor), and files opened to be read (verifiedOpen's own open).
+	 */
 	function recordOpens(): string[] {
 		const opened: string[] = [];
 		const original = fs.promises.open;
@@ -32,7 +36,11 @@ describe('atomic change sets with the files as the commit checked them', () => {
 			opened.push(String(file));
 			return (original as (...args: unknown[]) => Promise<fs.promises.FileHandle>)(file, ...rest);
 		}) as typeof fs.promises.open;
-		restores.push(() => { fs.promises.open = original; });
+		watchReadOpens((at, open) => {
+			opened.push(at);
+			return open(at);
+		});
+		restores.push(() => { fs.promises.open = original; watchReadOpens(undefined); });
 		return opened;
 	}
 	const snapshotWithModes = () => Object.fromEntries(Object.entries(snapshotTree(tree.root)).map(([rel, text]) => [rel, text === '<dir>' ? text : `${modeOf(tree.file(rel)).toString(8)} ${text}`]));

@@ -1,7 +1,7 @@
 import * as assert from 'node:assert/strict';
-import * as fs from 'node:fs';
 import type { ToolContext } from '../../src/core/context';
 import { concurrencyGate, FILE_CONCURRENCY } from '../../src/core/files/inParallel';
+import { ReadHandle, watchReadOpens } from '../../src/core/files/verifiedOpen';
 import { createNodeEnvironment } from '../../src/core/nodeHost';
 import { stagePatch } from '../../src/core/patch/apply';
 import { parsePatch } from '../../src/core/patch/parse';
@@ -75,8 +75,8 @@ describe('staging reads a few files at a time', () => {
 		let open = 0;
 		let most = 0;
 		const count = FILE_CONCURRENCY * 3;
-		await withManyFiles(count, async original => {
-			const handle = await original();
+		await withManyFiles(count, original => {
+			const handle = original();
 			open++;
 			most = Math.max(most, open);
 			const close = handle.close.bind(handle);
@@ -114,22 +114,19 @@ describe('staging reads a few files at a time', () => {
 	}
 });
 
-type Open = typeof fs.promises.open;
-
 /**
- * A tree of `count` one-line files, with every fs.promises.open going through `onOpen` while `work`
- * stages patches of it in a fresh tool context.
+ * A tree of `count` one-line files, with every open of a file to read going through `onOpen` while
+ * `work` stages patches of it in a fresh tool context.
  */
 async function withManyFiles(
 	count: number,
-	onOpen: (original: () => ReturnType<Open>) => ReturnType<Open>,
+	onOpen: (original: () => ReadHandle) => ReadHandle,
 	work: (files: Record<string, string>, stage: (patch: string, signal: AbortSignal) => ReturnType<typeof stagePatch>) => Promise<void>,
 ): Promise<void> {
 	const files: Record<string, string> = {};
 	for (let index = 0; index < count; index++) files[`f${index}.txt`] = `line ${index}`;
 	const tree = makeTree(Object.fromEntries(Object.entries(files).map(([name, line]) => [name, `${line}\n`])));
-	const original = fs.promises.open;
-	fs.promises.open = ((...args: Parameters<Open>) => onOpen(() => original(...args))) as Open;
+	watchReadOpens((at, open) => onOpen(() => open(at)));
 	try {
 		const env = createNodeEnvironment({ roots: [tree.root], storageDir: tree.file('.storage') });
 		const boundary = await env.boundary();
@@ -138,7 +135,7 @@ async function withManyFiles(
 			return stagePatch(parsePatch(patch), ctx);
 		});
 	} finally {
-		fs.promises.open = original;
+		watchReadOpens(undefined);
 		tree.cleanup();
 	}
 }

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import { openLargeOnDisk } from '../../src/core/changes/stale';
 import { ApprovalRequest, ChangeContext, createChangeState } from '../../src/core/context';
 import { DiskBytes } from '../../src/core/files/diskBytes';
+import { watchReadOpens } from '../../src/core/files/verifiedOpen';
 import { createNodeEnvironment } from '../../src/core/nodeHost';
 import { makeHarness, makeTree } from './helpers';
 
@@ -131,8 +132,7 @@ describe('stale writes of a big file edited on disk', () => {
 	});
 
 	describe('a big file that changes between the plain stat and the checked open', () => {
-		const realOpen = fs.promises.open;
-		afterEach(() => { fs.promises.open = realOpen; });
+		afterEach(() => watchReadOpens(undefined));
 
 		/** openLargeOnDisk on ws/dir/big.txt, with `meanwhile` done to the tree just before its open. */
 		async function openAfter(meanwhile: () => void, state = createChangeState()) {
@@ -140,11 +140,11 @@ describe('stale writes of a big file edited on disk', () => {
 			const env = createNodeEnvironment({ roots: [tree.file('ws')], storageDir: tree.file('storage') });
 			const ctx: ChangeContext = { tool: 'test', boundary: await env.boundary(), host: env.host, state, signal: new AbortController().signal, settings: { showDiffs: 'never' }, note: () => undefined };
 			// The race, set up: the stat has found a big file, and it is gone when the open comes.
-			fs.promises.open = ((...args: Parameters<typeof realOpen>) => {
-				fs.promises.open = realOpen;
+			watchReadOpens((at, open) => {
+				watchReadOpens(undefined);
 				meanwhile();
-				return realOpen(...args);
-			}) as typeof realOpen;
+				return open(at);
+			});
 			return openLargeOnDisk(ctx, tree.file('ws/dir/big.txt'), 'dir/big.txt');
 		}
 

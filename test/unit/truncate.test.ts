@@ -121,6 +121,10 @@ describe('truncate', () => {
 			assert.equal(formatCount(1000), '1,000');
 			assert.equal(formatCount(1234), '1,234');
 			assert.equal(formatCount(1234567), '1,234,567');
+			assert.equal(formatCount(-999), '-999');
+			assert.equal(formatCount(-1000), '-1,000');
+			assert.equal(formatCount(999.5), '999.5');
+			assert.equal(formatCount(1000.25), '1,000.25');
 		});
 	});
 

@@ -118,6 +118,38 @@ for (const mode of MODES) {
 	});
 }
 
+describe('a file opened to read (a descriptor opened on this thread)', () => {
+	let tree: ReturnType<typeof makeTree>;
+	beforeEach(() => { tree = makeTree({ 'a.txt': 'hello, descriptor\n' }); });
+	afterEach(() => tree.cleanup());
+
+	it('reads at a position through the I/O threads, stats, and closes once: its number is -1 after, and really closed', async () => {
+		const file = await openForReading(tree.file('a.txt'), 'a.txt', undefined);
+		const fd = file.handle.fd;
+		assert.ok(fd >= 0);
+		const buffer = Buffer.alloc(10);
+		const { bytesRead, buffer: filled } = await file.handle.read(buffer, 2, 8, 7);
+		assert.deepEqual([bytesRead, filled === buffer, buffer.subarray(2).toString()], [8, true, 'descript']);
+		// Past the end: nothing read, as a FileHandle says.
+		assert.equal((await file.handle.read(buffer, 0, 10, 1000)).bytesRead, 0);
+		const stat = await file.handle.stat();
+		assert.deepEqual([stat.ino, stat.size], [fs.statSync(tree.file('a.txt')).ino, 18]);
+		await file.handle.close();
+		assert.equal(file.handle.fd, -1);
+		assert.throws(() => fs.fstatSync(fd), { code: 'EBADF' });
+		// A second close closes nothing (the number may be another file's by now).
+		const other = fs.openSync(tree.file('a.txt'), 'r');
+		try {
+			await file.handle.close();
+			assert.ok(fs.fstatSync(other).isFile());
+		} finally {
+			fs.closeSync(other);
+		}
+		// A read after the close fails: it never reads whatever file took the number.
+		await assert.rejects(file.handle.read(buffer, 0, 1, 0));
+	});
+});
+
 describe('special targets', () => {
 	let tree: ReturnType<typeof makeTree>;
 	let outside: string;

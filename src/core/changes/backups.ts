@@ -8,6 +8,7 @@ import { PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE } from '../files/storage';
 import { OpenedFile, openForReading, pathOfOpened, Reach } from '../files/verifiedOpen';
 import { FileSystem, nodeFileSystem } from '../files/fileSystem';
 import { wholeBytes } from '../files/splicedBytes';
+import type { FileIdentity } from './stale';
 
 /**
  * Before every mutation the files it touches are copied to `<storageDir>/backups/<set>/`, with a
@@ -55,6 +56,36 @@ export interface BackupOptions {
 	readonly onDisk?: ReadonlyMap<string, Uint8Array>;
 	/** The files are not on disk (a virtual workspace): copy the bytes each change was planned on (see copyPlanned). */
 	readonly fromPlan?: boolean;
+	/**
+	 * Files of `onDisk` that the host replaces by renaming a new file over them (Node's atomic writes,
+	 * never an editor's in-place save): where each really is and which file its bytes were read
+	 * from. Each is backed up by a hard link to that very file instead of a copy (see linkOriginal).
+	 */
+	readonly replaced?: ReadonlyMap<string, LinkSource>;
+	/** Makes a hard link (tests put a failing one here: another file system, a refusing one). */
+	readonly link?: (existing: string, newPath: string) => void;
+}
+
+export interface LinkSource {
+	/** The file's real path, as the check that read its bytes found it. */
+	readonly real: string;
+	/** The file those bytes were read from. */
+	readonly identity: FileIdentity;
+}
+
+/** A backup made as a hard link to the original, until `sealBackups` gave it a life of its own. */
+interface Linked {
+	readonly copy: string;
+	/** The bytes checked: written out instead if the link cannot stay. */
+	readonly bytes: Uint8Array;
+}
+
+/** What backupOriginals made: the set, the copies' paths, and the links to seal once the change is written. */
+export interface Backup {
+	readonly set: BackupSet;
+	readonly copies: string[];
+	/** Copies that are hard links to the originals (see sealBackups); empty without `replaced`. */
+	readonly linked: readonly Linked[];
 }
 
 /**
@@ -63,17 +94,21 @@ export interface BackupOptions {
  * cannot slip an outside file into a backup (that a restore would then write into the workspace).
  * Backups are private to the user: folders 0700, files 0600.
  */
-export async function backupOriginals(storageDir: string, title: string, changes: readonly FileChange[], options: BackupOptions = {}): Promise<{ set: BackupSet; copies: string[] }> {
-	const { tool, reach, createdAt = Date.now(), onDisk, fromPlan = false } = options;
+export async function backupOriginals(storageDir: string, title: string, changes: readonly FileChange[], options: BackupOptions = {}): Promise<Backup> {
+	const { tool, reach, createdAt = Date.now(), onDisk, fromPlan = false, replaced, link = fs.linkSync } = options;
 	const root = path.join(storageDir, BACKUP_FOLDER);
 	const id = `${compactStamp(createdAt)}-${randomBytes(3).toString('hex')}`;
 	const dir = path.join(root, id);
 	await fs.promises.mkdir(dir, { recursive: true, mode: PRIVATE_FOLDER_MODE });
+	const linked: Linked[] = [];
 	const files = await Promise.all(changes.map(async (change, index): Promise<BackupEntry> => {
 		const copy = `${index}-${path.basename(change.path)}`;
 		const known = onDisk?.get(change.path);
 		const target = path.join(dir, copy);
-		const existed = known ? await writeCopy(known, target).then(() => true) : fromPlan ? await copyPlanned(change, target) : await copyOriginal(change, target, reach);
+		const source = replaced?.get(change.path);
+		if (known && source && linkOriginal(source, known, target, link)) linked.push({ copy: target, bytes: known });
+		else if (known) await writeCopy(known, target);
+		const existed = known ? true : fromPlan ? await copyPlanned(change, target) : await copyOriginal(change, target, reach);
 		return {
 			path: change.path,
 			displayPath: change.displayPath,
@@ -86,7 +121,59 @@ export async function backupOriginals(storageDir: string, title: string, changes
 	const set: BackupSet = { id, dir, title, ...(tool ? { tool } : {}), createdAt, files };
 	await fs.promises.writeFile(path.join(dir, MANIFEST), JSON.stringify({ id, title, ...(tool ? { tool } : {}), createdAt, files }, null, '\t'), { mode: PRIVATE_FILE_MODE });
 	await prune(root);
-	return { set, copies };
+	return { set, copies, linked };
+}
+
+/**
+ * A backup by hard link: once the host has renamed the new file over the original, the original's
+ * bytes are no longer at any path of the workspace, only here; the link is the copy, made for the
+ * cost of one directory entry instead of a new file (which on a busy ext4 journal costs a
+ * millisecond or more each). False, with nothing left behind, where that cannot be: another file
+ * system (EXDEV), a refusal (EPERM under protected_hardlinks, EMLINK), a link that is not to the
+ * file whose bytes were checked (a folder or the file swapped since: another identity), one that
+ * shares that file with a third name (nlink above 2: written through that name, the backup would
+ * change with it), or a file of another size now (rewritten in place since the check: the backup
+ * must hold what the change was computed on). The caller then writes a copy.
+ */
+function linkOriginal(source: LinkSource, bytes: Uint8Array, copy: string, link: (existing: string, newPath: string) => void): boolean {
+	try {
+		// link() takes a symlink itself, never its target: one swapped in for the file fails the identity check.
+		link(source.real, copy);
+	} catch {
+		return false;
+	}
+	// A symlink linked in its place has an inode of its own; link() never crosses file systems (EXDEV), so dev only completes the identity.
+	const made = fs.lstatSync(copy);
+	if (made.dev === source.identity.dev && made.ino === source.identity.ino && made.nlink === 2 && made.size === bytes.byteLength) return true;
+	fs.unlinkSync(copy);
+	return false;
+}
+
+/**
+ * Once the change is written (or failed), each linked backup must be the only name of its file:
+ * then nobody writes it through the workspace any more, and it is made owner-only like a copy. A
+ * link whose file is still at its path (the change failed or did not replace it) or has another
+ * name is replaced by a copy of the bytes checked, written beside it and renamed over it. Best
+ * effort: the change is decided by now, and a link left is still what the file held before it.
+ */
+export async function sealBackups(linked: readonly Linked[]): Promise<void> {
+	for (const { copy, bytes } of linked) {
+		try {
+			if (fs.lstatSync(copy).nlink === 1) {
+				fs.chmodSync(copy, PRIVATE_FILE_MODE);
+				continue;
+			}
+		} catch {
+			// Not ours to change (another owner's file): a copy instead.
+		}
+		await replaceWithCopy(copy, bytes).catch(() => undefined);
+	}
+}
+
+async function replaceWithCopy(copy: string, bytes: Uint8Array): Promise<void> {
+	const temp = `${copy}.copy`;
+	await writeCopy(bytes, temp);
+	fs.renameSync(temp, copy);
 }
 
 /** Copies up to this size are written from this thread: into the page cache, in microseconds. */

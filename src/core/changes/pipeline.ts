@@ -1,4 +1,4 @@
-import { backupOriginals } from './backups';
+import { backupOriginals, LinkSource, sealBackups } from './backups';
 import type { ApprovalRequest, ChangeContext, FileChange, FileVersion, PendingCall, WrittenVersions } from '../context';
 import type { ResolvedPath } from '../policy/boundary';
 import { newDiagnostics, snapshotDiagnostics } from './diagnostics';
@@ -6,7 +6,7 @@ import { LineCounts, lineCounts, unifiedDiffs } from './diff';
 import { everyInOrder } from '../files/inParallel';
 import { withFileLocks } from './locks';
 import { applyThroughFileSystem } from './virtualCommit';
-import { checkNotStale, checkStillAsShown, recordVersions } from './stale';
+import { checkNotStale, checkStillAsShown, FileIdentity, recordVersions } from './stale';
 import { BoundaryError, throwIfAborted, ToolError } from '../results/errors';
 import type { ToolResult } from '../results/result';
 
@@ -18,6 +18,7 @@ import type { ToolResult } from '../results/result';
  *           the approval request, each file's `before` bytes kept with it
  *   commit: locks taken (again, when a person was asked) → every file still byte for byte its
  *           `before`, and every path still leading where it did (checked side by side) → backup
+ *           (hard links to the originals where the host replaces files, sealed once it wrote)
  *           → host.applyChanges, given the bytes and real paths just checked (all or nothing; in
  *           a virtual workspace, the file-system port, see virtualCommit.ts) → new versions
  *           recorded (as the host saw them when it wrote) → diff shown (per toolbelt.showDiffs)
@@ -103,13 +104,14 @@ export async function commitPlan(ctx: ChangeContext, plan: ChangePlan, confirmed
 		throwIfAborted(ctx.signal, 'The change');
 		// Both only look, so they run side by side; a stale file is reported first, as if in turn.
 		const [shown, approved] = await Promise.allSettled([checkStillAsShown(ctx, changes, plan.disk), checkStillApproved(ctx, changes, plan.request.protectedPaths)]);
-		const { onDisk, realPaths: checked } = settledValue(shown);
+		const { onDisk, realPaths: checked, identities } = settledValue(shown);
 		const realPaths = settledValue(approved);
 		assertSameFiles(changes, checked, realPaths);
 
 		const diagnosticsBefore = plan.diagnostics ? await snapshotDiagnostics(ctx, changes) : undefined;
 		const fileSystem = ctx.boundary.fileSystem;
-		const { set, copies } = await backupOriginals(ctx.host.storageDir, title, changes, { tool: ctx.tool, reach: ctx.boundary, createdAt: ctx.state.backupClock.next(), onDisk, fromPlan: !fileSystem.local }).catch(error => {
+		const replaced = fileSystem.local && ctx.host.replacesFiles ? linkSources(checked, identities) : undefined;
+		const { set, copies, linked } = await backupOriginals(ctx.host.storageDir, title, changes, { tool: ctx.tool, reach: ctx.boundary, createdAt: ctx.state.backupClock.next(), onDisk, fromPlan: !fileSystem.local, replaced }).catch(error => {
 			if (error instanceof BoundaryError) throw error;
 			throw new ToolError('io', `Could not back up the original files before changing them (${(error as Error).message}). Nothing was changed.`);
 		});
@@ -120,6 +122,8 @@ export async function commitPlan(ctx: ChangeContext, plan: ChangePlan, confirmed
 			if (error instanceof ToolError) throw error;
 			// Hosts report what they know as ToolErrors; for anything else, claim no revert that may not have happened.
 			throw new ToolError('io', `The change could not be applied: ${(error as Error)?.message ?? String(error)}. Some files may have changed: read them again before retrying, and tell the user if they differ from what you expect.`);
+		} finally {
+			await sealBackups(linked);
 		}
 		await recordVersions(ctx.state, changes, fileSystem, written);
 		ctx.note({ filesTouched: changes.map(change => change.movedTo?.displayPath ?? change.displayPath), backupSet: set.id });
@@ -153,6 +157,14 @@ function assertSameFiles(changes: readonly FileChange[], checked: ReadonlyMap<st
 		if (read === undefined || read === resolved.get(change.path)) continue;
 		throw new ToolError('stale_write', `${change.displayPath} led to another file while the change was being checked (a folder or symlink on its path changed). Nothing was written. Check the path with list_dir, read the file again, then make the change again.`, { path: change.displayPath });
 	}
+}
+
+/** Where each file checked on disk is and which file its bytes came from: what a backup may link. */
+function linkSources(realPaths: ReadonlyMap<string, string>, identities: ReadonlyMap<string, FileIdentity>): Map<string, LinkSource> {
+	return new Map([...identities].flatMap(([file, identity]) => {
+		const real = realPaths.get(file);
+		return real === undefined ? [] : [[file, { real, identity }] as const];
+	}));
 }
 
 function settledValue<T>(result: PromiseSettledResult<T>): T {

@@ -7,7 +7,7 @@ import { readAt, readHead, readWhole, SYNC_READ_BYTES } from '../files/files';
 import { encodeText, hasBom } from '../text/text';
 import { formatCount } from '../results/truncate';
 import { everyInOrder } from '../files/inParallel';
-import { OpenedFile, openForReading } from '../files/verifiedOpen';
+import { OpenedFile, openForReading, ReadHandle } from '../files/verifiedOpen';
 import { FileSystem, nodeFileSystem, readBounded } from '../files/fileSystem';
 import { FileBytes, wholeBytes } from '../files/splicedBytes';
 import { DiskBytes, DiskSplice } from '../files/diskBytes';
@@ -29,6 +29,7 @@ export async function checkStillAsShown(ctx: ChangeContext, changes: readonly Fi
 	return {
 		onDisk: new Map(changes.flatMap((change, index) => (read[index].bytes ? [[change.path, read[index].bytes] as const] : []))),
 		realPaths: new Map(changes.flatMap((change, index) => (read[index].real !== undefined ? [[change.path, read[index].real] as const] : []))),
+		identities: new Map(changes.flatMap((change, index) => (read[index].bytes && read[index].identity ? [[change.path, read[index].identity] as const] : []))),
 	};
 }
 
@@ -40,10 +41,18 @@ export interface StillAsShown {
 	 * leads elsewhere when it is resolved for the write had a folder or symlink swapped in between.
 	 */
 	readonly realPaths: Map<string, string>;
+	/** Which file (device and inode) each of `onDisk`'s bytes were read from: a backup may link that very file (see backups.ts). */
+	readonly identities: Map<string, FileIdentity>;
+}
+
+/** A file as the file system knows it, whatever its path: two names with the same identity are one file. */
+export interface FileIdentity {
+	readonly dev: number;
+	readonly ino: number;
 }
 
 /** The file's disk bytes when they were read (not an editor's text), and where it really is. */
-async function checkOneStillAsShown(ctx: ChangeContext, change: FileChange, disk: ReadonlyMap<string, FileVersion | null>): Promise<{ bytes?: Uint8Array; real?: string }> {
+async function checkOneStillAsShown(ctx: ChangeContext, change: FileChange, disk: ReadonlyMap<string, FileVersion | null>): Promise<{ bytes?: Uint8Array; real?: string; identity?: FileIdentity }> {
 	if (change.before instanceof DiskBytes) return { real: await checkDiskStillAsShown(ctx, change, change.before) };
 	const now = await readFileAsChanged(ctx, change.path, change.displayPath, undefined, change.before ?? undefined);
 	// The editor's unsaved text may be unchanged while the file under it was rewritten: saving
@@ -65,7 +74,7 @@ async function checkOneStillAsShown(ctx: ChangeContext, change: FileChange, disk
 			{ path: change.displayPath },
 		);
 	}
-	return { bytes: now.fromEditor ? undefined : now.bytes!, real: now.real };
+	return { bytes: now.fromEditor ? undefined : now.bytes!, real: now.real, identity: now.identity };
 }
 
 /**
@@ -211,6 +220,8 @@ export interface CurrentFile {
 	readonly fromEditor: boolean;
 	/** Where the file read really is (a local file that exists). */
 	readonly real?: string;
+	/** The file the bytes were read from (a local file read from disk, not an editor's text). */
+	readonly identity?: FileIdentity;
 }
 
 /**
@@ -264,7 +275,7 @@ export async function openLargeOnDisk(ctx: ChangeContext, absolute: string, disp
 export const DIGEST_MAX_BYTES = 1024 * 1024;
 
 /** The version of an open file as it is now: its stat, and a digest of its content when it is small. */
-export async function currentVersion(handle: fs.promises.FileHandle): Promise<FileVersion> {
+export async function currentVersion(handle: ReadHandle): Promise<FileVersion> {
 	const stat = await handle.stat();
 	const version = { mtimeMs: stat.mtimeMs, size: stat.size };
 	if (stat.size > DIGEST_MAX_BYTES) return version;
@@ -303,9 +314,10 @@ async function readFileAsChanged(ctx: ChangeContext, absolute: string, displayPa
 			return { exists: true, bytes: encodeText(dirty.startsWith('\ufeff') ? dirty.slice(1) : dirty, { bom }), fromEditor: true, real: file.real };
 		}
 		// A file that still holds what is expected is not read into a second copy of it.
-		if (expected && await holdsExactly(handle, stat.size, expected)) return { exists: true, bytes: expected, fromEditor: false, real: file.real };
+		const identity = { dev: stat.dev, ino: stat.ino };
+		if (expected && await holdsExactly(handle, stat.size, expected)) return { exists: true, bytes: expected, fromEditor: false, real: file.real, identity };
 		const bytes = await readWhole(handle, stat.size);
-		return { exists: true, bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), fromEditor: false, real: file.real };
+		return { exists: true, bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), fromEditor: false, real: file.real, identity };
 	} catch (error) {
 		throw fromNodeError(error, displayPath);
 	} finally {
@@ -317,7 +329,7 @@ async function readFileAsChanged(ctx: ChangeContext, absolute: string, displayPa
 const COMPARE_CHUNK = 4 * 1024 * 1024;
 
 /** Whether the open file's first `size` bytes are `expected`, and nothing else. */
-async function holdsExactly(handle: fs.promises.FileHandle, size: number, expected: Uint8Array): Promise<boolean> {
+async function holdsExactly(handle: ReadHandle, size: number, expected: Uint8Array): Promise<boolean> {
 	if (size !== expected.byteLength) return false;
 	const want = Buffer.from(expected.buffer, expected.byteOffset, expected.byteLength);
 	const chunk = Buffer.allocUnsafe(Math.min(COMPARE_CHUNK, Math.max(size, 1)));

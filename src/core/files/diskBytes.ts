@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import { throwIfAborted, ToolError } from '../results/errors';
+import type { ReadHandle } from './verifiedOpen';
 
 /**
  * A big file's bytes left on disk instead of held in memory. An exact edit of one line in a 50 MB
@@ -80,7 +81,7 @@ export class DiskSplice {
 	 * checked by the caller), copied around the edit a chunk at a time. Every byte read is hashed:
 	 * a source that no longer has the digest the change was made on fails the write.
 	 */
-	async copyTo(write: (bytes: Buffer) => Promise<void>, from: fs.promises.FileHandle, display: string, signal?: AbortSignal): Promise<void> {
+	async copyTo(write: (bytes: Buffer) => Promise<void>, from: ReadHandle, display: string, signal?: AbortSignal): Promise<void> {
 		const end = this.at + this.length;
 		const hash = createHash('sha256');
 		await readChunks(from, this.source.byteLength, signal, async (chunk, offset) => {
@@ -103,7 +104,7 @@ export class DiskSplice {
  * fails: it changed. (Reading with readSync instead measured the same here, so the event loop is
  * never held.)
  */
-export async function readChunks(handle: fs.promises.FileHandle, size: number, signal: AbortSignal | undefined, visit: (chunk: Buffer, offset: number) => void | Promise<void>): Promise<void> {
+export async function readChunks(handle: ReadHandle, size: number, signal: AbortSignal | undefined, visit: (chunk: Buffer, offset: number) => void | Promise<void>): Promise<void> {
 	// Two buffers in turn: the next chunk is read while this one is visited (hashed, searched, written).
 	const length = Math.min(STREAM_CHUNK, Math.max(size, 1));
 	const buffers = [Buffer.allocUnsafeSlow(length), Buffer.allocUnsafeSlow(length)];

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import { fromNodeError, throwIfAborted } from '../results/errors';
 import { countNewlinesFast, LineIndex } from './lineIndex';
+import type { ReadHandle } from './verifiedOpen';
 
 /** Files above this size are never scanned whole just to count their lines. */
 export const LINE_COUNT_LIMIT = 64 * 1024 * 1024;
@@ -61,7 +62,7 @@ export function compactStamp(time: number | Date, ms = false): string {
  * The reads below take a file opened and checked by openForReading (verifiedOpen.ts), never a path:
  * what they read is what the boundary saw.
  */
-type Handle = fs.promises.FileHandle;
+type Handle = ReadHandle;
 
 /** The first bytes of a file (enough to sniff it). */
 export function readHead(handle: Handle, bytes = SNIFF_BYTES): Promise<Buffer> {

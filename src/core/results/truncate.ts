@@ -68,6 +68,8 @@ function roundForDisplay(value: number): number {
 
 /** `1,234,567`: fixed separators so output does not depend on the host's locale. */
 export function formatCount(n: number): string {
+	// Most counts shown (a patch's added and removed lines per file) have no thousands: no regex for them.
+	if (Number.isInteger(n) && n > -1000 && n < 1000) return String(n);
 	const [whole, fraction] = String(n).split('.');
 	const grouped = whole.replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 	return fraction === undefined ? grouped : `${grouped}.${fraction}`;

@@ -1,10 +1,10 @@
 import { isUtf8 } from 'node:buffer';
 import { createHash } from 'node:crypto';
-import type * as fs from 'node:fs';
 import { looksBinary } from '../files/files';
 import { SplicedBytes } from '../files/splicedBytes';
 import { DiskBytes, DiskSplice, Excerpt, FileShrank, readChunks, STREAM_CHUNK } from '../files/diskBytes';
 import { countNewlinesFast } from '../files/lineIndex';
+import type { ReadHandle } from '../files/verifiedOpen';
 import { DEFAULT_FORMAT, fitToFormat, hasBom } from './text';
 
 /**
@@ -97,7 +97,7 @@ const EXCERPT_MAX_BYTES = 4 * 1024 * 1024;
  * edit in memory, which also says what went wrong.
  */
 export async function scanExactEdit(
-	file: { readonly handle: fs.promises.FileHandle; readonly path: string; readonly display: string; readonly size: number },
+	file: { readonly handle: ReadHandle; readonly path: string; readonly display: string; readonly size: number },
 	edit: ByteEdit,
 	signal?: AbortSignal,
 ): Promise<{ before: DiskBytes; after: DiskSplice } | undefined> {
@@ -218,7 +218,7 @@ function wholeCharacters(bytes: Buffer): number {
  * line it starts in and after the line it ends in, or up to the file's ends. `lines` counts only
  * the line endings inside what was read here (newlinesBefore adds those before it).
  */
-async function excerptAround(handle: fs.promises.FileHandle, size: number, at: number, length: number): Promise<(Omit<Excerpt, 'lines'> & { lines: 0 }) | undefined> {
+async function excerptAround(handle: ReadHandle, size: number, at: number, length: number): Promise<(Omit<Excerpt, 'lines'> & { lines: 0 }) | undefined> {
 	for (let reach = 64 * 1024; reach <= EXCERPT_MAX_BYTES; reach *= 4) {
 		const from = Math.max(0, at - reach);
 		const to = Math.min(size, at + length + reach);
@@ -255,7 +255,7 @@ async function excerptAround(handle: fs.promises.FileHandle, size: number, at: n
 }
 
 /** Line endings in the file before `offset` (within the part the scan counted, read again from its last mark). */
-async function newlinesBefore(handle: fs.promises.FileHandle, scan: ExactScan, offset: number): Promise<number> {
+async function newlinesBefore(handle: ReadHandle, scan: ExactScan, offset: number): Promise<number> {
 	let mark = scan.marks[0];
 	for (const candidate of scan.marks) if (candidate.offset <= offset) mark = candidate;
 	const bytes = Buffer.allocUnsafe(offset - mark.offset);

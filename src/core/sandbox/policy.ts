@@ -2,7 +2,7 @@ import { existsSync, lstatSync } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import picomatch from 'picomatch';
-import { ProtectedGlob, protectedGlob } from '../policy/boundary';
+import { protectedGlob } from '../policy/boundary';
 import { contains } from '../files/paths';
 
 /**
@@ -98,12 +98,15 @@ export async function commandPolicy(input: CommandPolicyInput): Promise<CommandP
 		limit: input.scanLimit ?? PROTECTED_SCAN_LIMIT,
 		cache: input.scanCache,
 	};
-	const scan = await findProtected(roots, input.protectedPaths, scanOptions);
-	const hidden = await existingHidden([...DEFAULT_DENY_READ, ...input.denyRead, ...(input.storageRoot ? [input.storageRoot] : [])], input.home);
-	const logDir = input.logDir && await realOrUndefined(input.logDir);
 	const named = input.protectedPaths.map(namedPlaces);
 	const unguarded = named.filter(each => !each.complete).map(each => each.glob);
-	const guarded = await Promise.all(roots.flatMap(root => named.flatMap(each => each.places).map(place => guardPlace(root, place))));
+	// The walk yields between slices of folders: the other look-ups' I/O goes on meanwhile.
+	const [scan, hidden, logDir, guarded] = await Promise.all([
+		findProtected(roots, input.protectedPaths, scanOptions),
+		existingHidden([...DEFAULT_DENY_READ, ...input.denyRead, ...(input.storageRoot ? [input.storageRoot] : [])], input.home),
+		input.logDir ? realOrUndefined(input.logDir) : undefined,
+		Promise.all(roots.flatMap(root => named.flatMap(each => each.places).map(place => guardPlace(root, place)))),
+	]);
 	const readOnly = new Map<string, Mount>();
 	for (const mount of [...scan.paths.map(found => ({ path: found, access: 'read' as const })), ...guarded]) {
 		if (mount && !readOnly.has(mount.path)) readOnly.set(mount.path, mount);
@@ -300,7 +303,7 @@ function sameState(a: FolderState, b: FolderState): boolean {
  * after the folder where it passed `limit` entries: `complete` says whether it saw everything.
  */
 export async function findProtected(roots: readonly string[], globs: readonly string[], options: ScanOptions): Promise<{ paths: string[]; complete: boolean }> {
-	const rules = globs.map(glob => protectedGlob(glob, options.nocase));
+	const rules = entryRules(globs, options.nocase);
 	const signature = `${options.nocase}\0${globs.join('\0')}`;
 	const cache = options.cache;
 	const known = cache?.begin(signature) ?? new Map<string, Remembered>();
@@ -329,8 +332,11 @@ export async function findProtected(roots: readonly string[], globs: readonly st
 					return scan ?? EMPTY_SCAN;
 				});
 			});
-			for (const [index, pending] of scans.entries()) {
-				const scan = await pending;
+			for (let index = 0; index < scans.length; index++) {
+				// An unchanged folder's scan is at hand: awaiting it anyway would cost a turn of the
+				// microtask queue per folder, thousands per walk.
+				const pending = scans[index];
+				const scan = pending instanceof Promise ? await pending : pending;
 				const root = slice[index].root;
 				budget -= scan.entries;
 				for (const match of scan.found) found.add(match);
@@ -373,7 +379,7 @@ function folderState(absolute: string): FolderState | undefined {
  * One folder's entries against the rules. Only the entry's own path is tested: the walk entered
  * no folder that a rule covers, so no folder above it matches.
  */
-async function scanFolder(root: string, folder: string, rules: readonly ProtectedGlob[]): Promise<FolderScan | undefined> {
+async function scanFolder(root: string, folder: string, rules: EntryRules): Promise<FolderScan | undefined> {
 	const entries = await fs.readdir(path.join(root, folder), { withFileTypes: true }).catch(() => undefined);
 	if (!entries) return undefined;
 	const found: string[] = [];
@@ -381,15 +387,42 @@ async function scanFolder(root: string, folder: string, rules: readonly Protecte
 	const folders: string[] = [];
 	for (const entry of entries) {
 		const relative = folder ? `${folder}/${entry.name}` : entry.name;
-		const matched = rules.some(rule => rule.matches(relative));
+		const matched = rules.matches(relative);
 		if (entry.isDirectory()) {
 			if (matched) found.push(path.join(root, relative));
-			else if (rules.some(rule => rule.mayHold(relative))) folders.push(relative);
+			else if (rules.mayHold(relative)) folders.push(relative);
 		} else if (matched) {
 			(entry.isSymbolicLink() ? links : found).push(path.join(root, relative));
 		}
 	}
 	return { entries: entries.length, found, links, folders };
+}
+
+/** The protected globs as a walk asks them about each entry it lists. */
+interface EntryRules {
+	/** Whether any glob matches the workspace-relative path. */
+	matches(relative: string): boolean;
+	/** Whether any glob could match something inside that folder. */
+	mayHold(relative: string): boolean;
+}
+
+/**
+ * The globs for a walk, whose tens of thousands of entries almost all match none: each entry is
+ * first put to the globs' bare regular expressions (what picomatch's matcher runs after its own
+ * checks, which a plain test skips), and only one that passes to the full matchers, so that the
+ * answer stays theirs. The matchers' memo of paths is of no use here (a walk asks about each path
+ * once) and is not filled by the many misses.
+ */
+function entryRules(globs: readonly string[], nocase: boolean): EntryRules {
+	const rules = globs.map(glob => protectedGlob(glob, nocase));
+	// picomatch's matcher also takes an input equal to the glob's own text, whatever the regex says;
+	// it builds its regex for Windows' slashes on Windows, as these are built.
+	const literals = new Set(rules.map(rule => rule.pattern));
+	const expressions = rules.filter(rule => rule.pattern !== '').map(rule => picomatch.makeRe(rule.pattern, { dot: true, nocase, windows: process.platform === 'win32' }));
+	return {
+		matches: relative => (literals.has(relative) || expressions.some(expression => expression.test(relative))) && rules.some(rule => rule.matches(relative)),
+		mayHold: relative => rules.some(rule => rule.mayHold(relative)),
+	};
 }
 
 async function realOrUndefined(absolute: string): Promise<string | undefined> {

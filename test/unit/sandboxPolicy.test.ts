@@ -121,6 +121,22 @@ describe('the command policy in detail', () => {
 			assert.deepEqual(await made.createdSince(), [tree.file('src/new.pem')]);
 		});
 
+		it('finds, with the walks remembering folders, what appeared between two commands and what the second one made', async () => {
+			const cache = new ProtectedScanCache(0);
+			await nextTick();
+			const first = await policyFor([tree.root], { protectedPaths: ['**/*.pem'], scanCache: cache });
+			assert.deepEqual(await first.createdSince(), []);
+			await nextTick();
+			// In a folder both walks of the first command listed and remembered, unchanged since.
+			fs.writeFileSync(tree.file('src/between.pem'), 'key');
+			const second = await policyFor([tree.root], { protectedPaths: ['**/*.pem'], scanCache: cache });
+			assert.deepEqual(mountsOf(second.policy, 'read'), [tree.file('src/between.pem')], 'read-only while the second command runs');
+			await nextTick();
+			fs.writeFileSync(tree.file('src/made.pem'), 'key');
+			fs.writeFileSync(tree.file('src/made.txt'), '');
+			assert.deepEqual(await second.createdSince(), [tree.file('src/made.pem')]);
+		});
+
 		it('does not walk again when every glob was guarded by a mount before the command ran', async () => {
 			const made = await policyFor([tree.root], { protectedPaths: ['.vscode/*.json', '.env'] });
 			assert.deepEqual(made.unguarded, []);
@@ -241,6 +257,21 @@ describe('protected-path walks in detail', () => {
 		const again = await foldersRead(tree.root, () => walk(cache, ['.vscode/*.json']));
 		assert.deepEqual(relative(again.result), ['.vscode/settings.json']);
 		assert.deepEqual(again.read, [], 'the later walk kept what it saw');
+	});
+
+	it('matches an entry named as the glob\'s own text, as picomatch does, beside what the pattern matches', async () => {
+		fs.writeFileSync(tree.file('{a,b}.key'), '');
+		fs.writeFileSync(tree.file('a.key'), '');
+		fs.writeFileSync(tree.file('c.key'), '');
+		assert.deepEqual(relative(await walk(undefined, ['{a,b}.key'])), ['a.key', '{a,b}.key']);
+	});
+
+	it('matches without regard to case only when asked to', async () => {
+		fs.writeFileSync(tree.file('src/.ENV.Prod'), '');
+		fs.mkdirSync(tree.file('NODE_MODULES'));
+		const walkCase = (nocase: boolean) => findProtected([tree.root], globs, { nocase, limit: 1000 });
+		assert.deepEqual(relative(await walkCase(false)), initial);
+		assert.deepEqual(relative(await walkCase(true)), [...initial, 'NODE_MODULES', 'src/.ENV.Prod'].sort());
 	});
 
 	it('counts a folder that cannot be listed as empty, and goes on', async () => {

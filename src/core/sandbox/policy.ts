@@ -1,4 +1,4 @@
-import { existsSync, lstatSync } from 'node:fs';
+import { existsSync, lstatSync, Stats } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import picomatch from 'picomatch';
@@ -235,7 +235,14 @@ interface FolderScan {
 	readonly entries: number;
 	readonly found: readonly string[];
 	readonly links: readonly string[];
-	readonly folders: readonly string[];
+	readonly folders: readonly FolderRef[];
+}
+
+/** A folder to walk: its workspace folder, its path relative to that (POSIX) and its absolute path. */
+interface FolderRef {
+	readonly root: string;
+	readonly folder: string;
+	readonly absolute: string;
 }
 
 /** A folder as lstat saw it before its entries were read: any change to its entries changes this. */
@@ -312,32 +319,37 @@ export async function findProtected(roots: readonly string[], globs: readonly st
 	let budget = options.limit;
 	// Breadth first, a slice of folders at a time: lstat each (synchronous: a few µs, where an
 	// async call costs several times that), read the changed ones at once, then let others run.
-	let batch = roots.map(root => ({ root, folder: '' }));
+	// A remembered folder's subfolders come with their paths made: an unchanged tree costs its
+	// lstat calls and little else (no strings or objects per folder, so little to collect).
+	let batch: FolderRef[] = roots.map(root => ({ root, folder: '', absolute: root }));
 	while (batch.length > 0) {
-		const next: typeof batch = [];
+		const next: FolderRef[] = [];
 		for (let start = 0; start < batch.length; start += SCAN_SLICE) {
-			const slice = batch.slice(start, start + SCAN_SLICE);
-			const scans = slice.map(({ root, folder }): FolderScan | Promise<FolderScan> => {
-				const absolute = folder === '' ? root : `${root}${path.sep}${folder}`;
-				const state = folderState(absolute);
-				if (!state) return EMPTY_SCAN;
-				const remembered = known.get(absolute);
-				if (remembered && sameState(remembered.state, state)) {
+			const end = Math.min(batch.length, start + SCAN_SLICE);
+			const scans: (FolderScan | Promise<FolderScan>)[] = [];
+			for (let index = start; index < end; index++) {
+				const { root, folder, absolute } = batch[index];
+				const stat = folderStat(absolute);
+				const remembered = stat && known.get(absolute);
+				if (!stat) {
+					scans.push(EMPTY_SCAN);
+				} else if (remembered && sameState(remembered.state, stat)) {
 					seen.set(absolute, remembered);
-					return remembered.scan;
+					scans.push(remembered.scan);
+				} else {
+					const state: FolderState = { dev: stat.dev, ino: stat.ino, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs };
+					const readAt = Date.now();
+					scans.push(scanFolder(root, folder, rules).then(scan => {
+						if (scan && cache?.settled(state, readAt)) seen.set(absolute, { state, scan });
+						return scan ?? EMPTY_SCAN;
+					}));
 				}
-				const readAt = Date.now();
-				return scanFolder(root, folder, rules).then(scan => {
-					if (scan && cache?.settled(state, readAt)) seen.set(absolute, { state, scan });
-					return scan ?? EMPTY_SCAN;
-				});
-			});
-			for (let index = 0; index < scans.length; index++) {
+			}
+			for (let index = start; index < end; index++) {
 				// An unchanged folder's scan is at hand: awaiting it anyway would cost a turn of the
 				// microtask queue per folder, thousands per walk.
-				const pending = scans[index];
+				const pending = scans[index - start];
 				const scan = pending instanceof Promise ? await pending : pending;
-				const root = slice[index].root;
 				budget -= scan.entries;
 				for (const match of scan.found) found.add(match);
 				for (const link of scan.links) {
@@ -348,7 +360,7 @@ export async function findProtected(roots: readonly string[], globs: readonly st
 					cache?.end(signature, seen);
 					return { paths: [...found], complete: false };
 				}
-				for (const folder of scan.folders) next.push({ root, folder });
+				for (const folder of scan.folders) next.push(folder);
 			}
 			// A big unchanged tree is a few thousand lstat calls in a row: let other work run between slices.
 			await new Promise(resolve => setImmediate(resolve));
@@ -364,12 +376,12 @@ const SCAN_SLICE = 256;
 
 const EMPTY_SCAN: FolderScan = { entries: 0, found: [], links: [], folders: [] };
 
-/** The folder's state, or undefined when it is gone, unreadable, or no longer a folder (a link swapped in is not followed). */
-function folderState(absolute: string): FolderState | undefined {
+/** The folder's lstat, or undefined when it is gone, unreadable, or no longer a folder (a link swapped in is not followed). */
+function folderStat(absolute: string): Stats | undefined {
 	try {
 		// Stamps as float ms (µs precision): a reused listing's stamps are seconds older than any change since.
 		const stat = lstatSync(absolute, { throwIfNoEntry: false });
-		return stat?.isDirectory() ? { dev: stat.dev, ino: stat.ino, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs } : undefined;
+		return stat?.isDirectory() ? stat : undefined;
 	} catch {
 		return undefined;
 	}
@@ -384,13 +396,13 @@ async function scanFolder(root: string, folder: string, rules: EntryRules): Prom
 	if (!entries) return undefined;
 	const found: string[] = [];
 	const links: string[] = [];
-	const folders: string[] = [];
+	const folders: FolderRef[] = [];
 	for (const entry of entries) {
 		const relative = folder ? `${folder}/${entry.name}` : entry.name;
 		const matched = rules.matches(relative);
 		if (entry.isDirectory()) {
 			if (matched) found.push(path.join(root, relative));
-			else if (rules.mayHold(relative)) folders.push(relative);
+			else if (rules.mayHold(relative)) folders.push({ root, folder: relative, absolute: `${root}${path.sep}${relative}` });
 		} else if (matched) {
 			(entry.isSymbolicLink() ? links : found).push(path.join(root, relative));
 		}

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import nodeFs from 'node:fs';
 import * as path from 'node:path';
 import { bwrapArgs, bwrapProgram } from '../../src/core/sandbox/bwrap';
-import { commandPolicy, CommandPolicyInput, findProtected, namedPlaces, ProtectedScanCache, readOnlySearchPolicy, SandboxPolicy } from '../../src/core/sandbox/policy';
+import { commandPolicy, CommandPolicyInput, findProtected, namedPlaces, ProtectedScanCache, readOnlySearchPolicy, SandboxPolicy, warmProtectedScan } from '../../src/core/sandbox/policy';
 import { makeTree } from './helpers';
 
 // The finer points of the sandbox policy (sandbox.test.ts has the main cases and runs commands in it).
@@ -229,6 +229,54 @@ describe('protected-path walks in detail', () => {
 		const changed = await foldersRead(tree.root, () => walk(cache));
 		assert.deepEqual(relative(changed.result), [...initial, 'src/.env.new'].sort());
 		assert.deepEqual(changed.read, ['src']);
+	});
+
+	describe('a walk warmed up while the person reads the request', () => {
+		const scanInput = (cache: ProtectedScanCache) => ({ roots: [tree.root], protectedPaths: globs, platform: 'linux' as const, scanCache: cache });
+		const policy = (cache: ProtectedScanCache) => policyFor([tree.root], scanInput(cache));
+
+		it('leaves the command\'s walk only what changed since, which it still finds', async () => {
+			const cache = new ProtectedScanCache(0);
+			await nextTick();
+			const warm = await foldersRead(tree.root, () => warmProtectedScan(scanInput(cache)));
+			assert.deepEqual(warm.read, listed);
+			await nextTick();
+			fs.writeFileSync(tree.file('src/.env.late'), '');
+			const made = await foldersRead(tree.root, () => policy(cache));
+			assert.deepEqual(made.read, ['src']);
+			assert.ok(mountsOf(made.result.policy, 'read').includes(tree.file('src/.env.late')), 'read-only in the sandbox');
+		});
+
+		it('makes a command that starts meanwhile wait for it instead of reading every folder alongside', async () => {
+			const cache = new ProtectedScanCache(0);
+			// A matching link is resolved asynchronously: the walk lets others run there, in any tree.
+			fs.symlinkSync(tree.file('src/a.ts'), tree.file('.env.link'));
+			await nextTick();
+			const both = await foldersRead(tree.root, () => Promise.all([warmProtectedScan(scanInput(cache)), policy(cache)]));
+			assert.deepEqual(both.read, listed, 'each folder read once');
+			const readOnly = mountsOf(both.result[1].policy, 'read');
+			assert.deepEqual(initial.filter(each => !readOnly.includes(tree.file(each))), [], 'every protected path read-only');
+		});
+
+		it('does not walk when a walk for the same globs has been done or is under way', async () => {
+			const cache = new ProtectedScanCache(0);
+			await nextTick();
+			assert.equal(cache.cold(`false\0${globs.join('\0')}`), true);
+			await walk(cache);
+			fs.rmSync(tree.file('src'), { recursive: true });
+			let looked = 0;
+			const writable = nodeFs as { lstatSync: typeof nodeFs.lstatSync };
+			const lstat = writable.lstatSync;
+			writable.lstatSync = ((...args: Parameters<typeof lstat>) => { looked++; return lstat(...args); }) as typeof lstat;
+			try {
+				await warmProtectedScan(scanInput(cache));
+			} finally {
+				writable.lstatSync = lstat;
+			}
+			assert.equal(looked, 0);
+			const other = await foldersRead(tree.root, () => warmProtectedScan({ ...scanInput(cache), protectedPaths: ['.vscode/*.json'] }));
+			assert.deepEqual(other.read, ['', '.vscode'], 'other globs: nothing of theirs was remembered');
+		});
 	});
 
 	it('lists a folder again while it has not been unchanged for the settling time', async () => {

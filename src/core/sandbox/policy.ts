@@ -92,12 +92,8 @@ export interface CommandPolicy {
 }
 
 export async function commandPolicy(input: CommandPolicyInput): Promise<CommandPolicy> {
-	const roots = (await Promise.all(input.roots.map(realOrUndefined))).filter((root): root is string => root !== undefined);
-	const scanOptions = {
-		nocase: CASE_INSENSITIVE_PLATFORMS.includes(input.platform ?? process.platform),
-		limit: input.scanLimit ?? PROTECTED_SCAN_LIMIT,
-		cache: input.scanCache,
-	};
+	const roots = await realRoots(input.roots);
+	const scanOptions = scanOptionsOf(input);
 	const named = input.protectedPaths.map(namedPlaces);
 	const unguarded = named.filter(each => !each.complete).map(each => each.glob);
 	// The walk yields between slices of folders: the other look-ups' I/O goes on meanwhile.
@@ -127,6 +123,36 @@ export async function commandPolicy(input: CommandPolicyInput): Promise<CommandP
 			const before = new Set(scan.paths);
 			return (await findProtected(roots, input.protectedPaths, scanOptions)).paths.filter(found => !before.has(found));
 		},
+	};
+}
+
+/** What a command's walk and its warm-up need to know of the command's policy. */
+type ScanInput = Pick<CommandPolicyInput, 'roots' | 'protectedPaths' | 'platform' | 'scanLimit' | 'scanCache'>;
+
+/**
+ * Starts the walk for protected paths that a command about to be approved will need, when this
+ * workspace's cache has none for these globs: while the person reads the request, the folders are
+ * listed, and the command's own walk, which still looks at every folder once the command is
+ * approved, then reads only the ones changed. Resolves when that walk is done.
+ */
+export async function warmProtectedScan(input: ScanInput): Promise<void> {
+	const cache = input.scanCache;
+	if (!cache) return;
+	const roots = await realRoots(input.roots);
+	const options = scanOptionsOf(input);
+	if (!cache.cold(scanSignature(input.protectedPaths, options.nocase))) return;
+	await findProtected(roots, input.protectedPaths, options);
+}
+
+async function realRoots(roots: readonly string[]): Promise<string[]> {
+	return (await Promise.all(roots.map(realOrUndefined))).filter((root): root is string => root !== undefined);
+}
+
+function scanOptionsOf(input: ScanInput): ScanOptions {
+	return {
+		nocase: CASE_INSENSITIVE_PLATFORMS.includes(input.platform ?? process.platform),
+		limit: input.scanLimit ?? PROTECTED_SCAN_LIMIT,
+		cache: input.scanCache,
 	};
 }
 
@@ -272,9 +298,27 @@ interface Remembered {
 export class ProtectedScanCache {
 	private rules = '';
 	private folders = new Map<string, Remembered>();
+	/** The last walk started, and when it is done (failed or not). */
+	private last?: { readonly rules: string; readonly done: Promise<void> };
 
 	/** `settleMs`: how long a folder must have been unchanged when read for its listing to be reused. */
 	constructor(private readonly settleMs = SETTLE_MS) {}
+
+	/**
+	 * Runs a walk for `rules` once the one before it for the same rules is done (whose listings it
+	 * then reuses, rather than read every folder alongside it). Walks for other rules do not wait.
+	 */
+	queue<T>(rules: string, walk: () => Promise<T>): Promise<T> {
+		const before = this.last?.rules === rules ? this.last.done : Promise.resolve();
+		const result = before.then(walk);
+		this.last = { rules, done: result.then(() => undefined, () => undefined) };
+		return result;
+	}
+
+	/** Whether no walk for `rules` has left anything to reuse or is under way. */
+	cold(rules: string): boolean {
+		return this.last?.rules !== rules && !(this.rules === rules && this.folders.size > 0);
+	}
 
 	/** Starts a walk for these rules: what an earlier walk for other rules saw is of no use. */
 	begin(rules: string): ReadonlyMap<string, Remembered> {
@@ -309,9 +353,19 @@ function sameState(a: FolderState, b: FolderState): boolean {
  * its target when that is inside a root (outside, the target is read-only anyway). The walk stops
  * after the folder where it passed `limit` entries: `complete` says whether it saw everything.
  */
-export async function findProtected(roots: readonly string[], globs: readonly string[], options: ScanOptions): Promise<{ paths: string[]; complete: boolean }> {
+export function findProtected(roots: readonly string[], globs: readonly string[], options: ScanOptions): Promise<{ paths: string[]; complete: boolean }> {
+	const signature = scanSignature(globs, options.nocase);
+	// Queued at once, in the caller's turn: a warm-up's `cold` check and its walk cannot be split.
+	return options.cache ? options.cache.queue(signature, () => walkProtected(roots, globs, options, signature)) : walkProtected(roots, globs, options, signature);
+}
+
+/** What a ProtectedScanCache keeps walks apart by: listings are reused only for the same globs and case rule. */
+function scanSignature(globs: readonly string[], nocase: boolean): string {
+	return `${nocase}\0${globs.join('\0')}`;
+}
+
+async function walkProtected(roots: readonly string[], globs: readonly string[], options: ScanOptions, signature: string): Promise<{ paths: string[]; complete: boolean }> {
 	const rules = entryRules(globs, options.nocase);
-	const signature = `${options.nocase}\0${globs.join('\0')}`;
 	const cache = options.cache;
 	const known = cache?.begin(signature) ?? new Map<string, Remembered>();
 	const seen = new Map<string, Remembered>();

@@ -371,8 +371,6 @@ async function walkProtected(roots: readonly string[], globs: readonly string[],
 	const seen = new Map<string, Remembered>();
 	const found = new Set<string>();
 	let budget = options.limit;
-	// Breadth first, a slice of folders at a time: lstat each (synchronous: a few µs, where an
-	// async call costs several times that), read the changed ones at once, then let others run.
 	// Breadth first, each folder lstat'ed and, when changed, read, both synchronously: a few µs,
 	// where an async call costs several times that in CPU (and a first walk's thousands of
 	// readdirs twice the time, even with the thread pool's four at once). Others run between slices

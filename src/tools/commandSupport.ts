@@ -4,6 +4,7 @@ import { BoundaryError, CancelledError, ToolError, ValidationError } from '../co
 import { statOrExplain } from '../core/files/files';
 import { explainBlocked } from '../core/sandbox/blocked';
 import { decideSandbox, openSandbox, Sandbox, SandboxDecision } from '../core/sandbox/runtime';
+import { warmProtectedScan } from '../core/sandbox/policy';
 import type { Session, SessionManager } from '../core/commands/sessions';
 import type { ToolResult } from '../core/results/result';
 import { formatCount } from '../core/results/truncate';
@@ -109,7 +110,17 @@ export async function decideCommandSandbox(input: SandboxRequest, ctx: ToolConte
 	if (input.sandbox === false && !input.justification?.trim()) {
 		throw new ValidationError(ctx.tool, [{ path: '/justification', message: 'required when sandbox is false: say why the command must run outside the sandbox (the user reads it before deciding)' }]);
 	}
-	return decideSandbox(ctx.settings.sandbox, ctx.host.sandbox, input.sandbox === false);
+	const decision = await decideSandbox(ctx.settings.sandbox, ctx.host.sandbox, input.sandbox === false);
+	// The first command's walk of a big workspace takes a noticeable moment: done while the person reads the request.
+	if (decision.kind !== 'none') {
+		void warmProtectedScan({
+			roots: ctx.boundary.roots.map(root => root.path),
+			protectedPaths: ctx.settings.protectedPaths,
+			platform: ctx.host.sandbox?.platform,
+			scanCache: ctx.state.protectedScans,
+		}).catch(() => undefined);
+	}
+	return decision;
 }
 
 /**

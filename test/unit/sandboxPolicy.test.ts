@@ -1,8 +1,9 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import nodeFs from 'node:fs';
 import * as path from 'node:path';
 import { bwrapArgs, bwrapProgram } from '../../src/core/sandbox/bwrap';
-import { commandPolicy, CommandPolicyInput, findProtected, namedPlaces, ProtectedScanCache, readOnlySearchPolicy, SandboxPolicy } from '../../src/core/sandbox/policy';
+import { commandPolicy, CommandPolicyInput, findProtected, namedPlaces, ProtectedScanCache, readOnlySearchPolicy, SandboxPolicy, warmProtectedScan } from '../../src/core/sandbox/policy';
 import { makeTree } from './helpers';
 
 // The finer points of the sandbox policy (sandbox.test.ts has the main cases and runs commands in it).
@@ -24,18 +25,19 @@ function mountsOf(policy: SandboxPolicy, access: string): string[] {
  * `refuse` makes the listing of a folder fail, as one the user may not read.
  */
 async function foldersRead<T>(root: string, run: () => Promise<T>, refuse?: (relative: string) => boolean): Promise<{ result: T; read: string[] }> {
-	const readdir = fs.promises.readdir;
+	// The module object itself (the namespace import's members are read-only): what policy.ts calls.
+	const readdirSync = nodeFs.readdirSync;
 	const read: string[] = [];
-	fs.promises.readdir = (async (folder: string, options: unknown) => {
+	nodeFs.readdirSync = ((folder: string, options: unknown) => {
 		const relative = path.relative(root, folder);
 		read.push(relative);
 		if (refuse?.(relative)) throw Object.assign(new Error(`EACCES: permission denied, scandir '${folder}'`), { code: 'EACCES' });
-		return (readdir as (folder: string, options: unknown) => Promise<unknown>)(folder, options);
-	}) as typeof fs.promises.readdir;
+		return (readdirSync as (folder: string, options: unknown) => unknown)(folder, options);
+	}) as typeof fs.readdirSync;
 	try {
 		return { result: await run(), read: read.sort() };
 	} finally {
-		fs.promises.readdir = readdir;
+		nodeFs.readdirSync = readdirSync;
 	}
 }
 
@@ -119,6 +121,22 @@ describe('the command policy in detail', () => {
 			const made = await policyFor([tree.root], { protectedPaths: ['**/*.pem'] });
 			fs.writeFileSync(tree.file('src/new.pem'), 'key');
 			assert.deepEqual(await made.createdSince(), [tree.file('src/new.pem')]);
+		});
+
+		it('finds, with the walks remembering folders, what appeared between two commands and what the second one made', async () => {
+			const cache = new ProtectedScanCache(0);
+			await nextTick();
+			const first = await policyFor([tree.root], { protectedPaths: ['**/*.pem'], scanCache: cache });
+			assert.deepEqual(await first.createdSince(), []);
+			await nextTick();
+			// In a folder both walks of the first command listed and remembered, unchanged since.
+			fs.writeFileSync(tree.file('src/between.pem'), 'key');
+			const second = await policyFor([tree.root], { protectedPaths: ['**/*.pem'], scanCache: cache });
+			assert.deepEqual(mountsOf(second.policy, 'read'), [tree.file('src/between.pem')], 'read-only while the second command runs');
+			await nextTick();
+			fs.writeFileSync(tree.file('src/made.pem'), 'key');
+			fs.writeFileSync(tree.file('src/made.txt'), '');
+			assert.deepEqual(await second.createdSince(), [tree.file('src/made.pem')]);
 		});
 
 		it('does not walk again when every glob was guarded by a mount before the command ran', async () => {
@@ -213,6 +231,54 @@ describe('protected-path walks in detail', () => {
 		assert.deepEqual(changed.read, ['src']);
 	});
 
+	describe('a walk warmed up while the person reads the request', () => {
+		const scanInput = (cache: ProtectedScanCache) => ({ roots: [tree.root], protectedPaths: globs, platform: 'linux' as const, scanCache: cache });
+		const policy = (cache: ProtectedScanCache) => policyFor([tree.root], scanInput(cache));
+
+		it('leaves the command\'s walk only what changed since, which it still finds', async () => {
+			const cache = new ProtectedScanCache(0);
+			await nextTick();
+			const warm = await foldersRead(tree.root, () => warmProtectedScan(scanInput(cache)));
+			assert.deepEqual(warm.read, listed);
+			await nextTick();
+			fs.writeFileSync(tree.file('src/.env.late'), '');
+			const made = await foldersRead(tree.root, () => policy(cache));
+			assert.deepEqual(made.read, ['src']);
+			assert.ok(mountsOf(made.result.policy, 'read').includes(tree.file('src/.env.late')), 'read-only in the sandbox');
+		});
+
+		it('makes a command that starts meanwhile wait for it instead of reading every folder alongside', async () => {
+			const cache = new ProtectedScanCache(0);
+			// A matching link is resolved asynchronously: the walk lets others run there, in any tree.
+			fs.symlinkSync(tree.file('src/a.ts'), tree.file('.env.link'));
+			await nextTick();
+			const both = await foldersRead(tree.root, () => Promise.all([warmProtectedScan(scanInput(cache)), policy(cache)]));
+			assert.deepEqual(both.read, listed, 'each folder read once');
+			const readOnly = mountsOf(both.result[1].policy, 'read');
+			assert.deepEqual(initial.filter(each => !readOnly.includes(tree.file(each))), [], 'every protected path read-only');
+		});
+
+		it('does not walk when a walk for the same globs has been done or is under way', async () => {
+			const cache = new ProtectedScanCache(0);
+			await nextTick();
+			assert.equal(cache.cold(`false\0${globs.join('\0')}`), true);
+			await walk(cache);
+			fs.rmSync(tree.file('src'), { recursive: true });
+			let looked = 0;
+			const writable = nodeFs as { lstatSync: typeof nodeFs.lstatSync };
+			const lstat = writable.lstatSync;
+			writable.lstatSync = ((...args: Parameters<typeof lstat>) => { looked++; return lstat(...args); }) as typeof lstat;
+			try {
+				await warmProtectedScan(scanInput(cache));
+			} finally {
+				writable.lstatSync = lstat;
+			}
+			assert.equal(looked, 0);
+			const other = await foldersRead(tree.root, () => warmProtectedScan({ ...scanInput(cache), protectedPaths: ['.vscode/*.json'] }));
+			assert.deepEqual(other.read, ['', '.vscode'], 'other globs: nothing of theirs was remembered');
+		});
+	});
+
 	it('lists a folder again while it has not been unchanged for the settling time', async () => {
 		const state = { dev: 1, ino: 2, mtimeMs: 5_000, ctimeMs: 4_000 };
 		assert.equal(new ProtectedScanCache(1_000).settled(state, 6_000), true, 'exactly the settling time after its last change');
@@ -241,6 +307,21 @@ describe('protected-path walks in detail', () => {
 		const again = await foldersRead(tree.root, () => walk(cache, ['.vscode/*.json']));
 		assert.deepEqual(relative(again.result), ['.vscode/settings.json']);
 		assert.deepEqual(again.read, [], 'the later walk kept what it saw');
+	});
+
+	it('matches an entry named as the glob\'s own text, as picomatch does, beside what the pattern matches', async () => {
+		fs.writeFileSync(tree.file('{a,b}.key'), '');
+		fs.writeFileSync(tree.file('a.key'), '');
+		fs.writeFileSync(tree.file('c.key'), '');
+		assert.deepEqual(relative(await walk(undefined, ['{a,b}.key'])), ['a.key', '{a,b}.key']);
+	});
+
+	it('matches without regard to case only when asked to', async () => {
+		fs.writeFileSync(tree.file('src/.ENV.Prod'), '');
+		fs.mkdirSync(tree.file('NODE_MODULES'));
+		const walkCase = (nocase: boolean) => findProtected([tree.root], globs, { nocase, limit: 1000 });
+		assert.deepEqual(relative(await walkCase(false)), initial);
+		assert.deepEqual(relative(await walkCase(true)), [...initial, 'NODE_MODULES', 'src/.ENV.Prod'].sort());
 	});
 
 	it('counts a folder that cannot be listed as empty, and goes on', async () => {
@@ -273,7 +354,7 @@ describe('protected-path walks in detail', () => {
 		}
 	});
 
-	describe('a walk wider than one slice of folders', () => {
+	describe('a walk of hundreds of folders', () => {
 		/** 300 folders of one file each: 300 + 300 entries. */
 		const wide = Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`f${String(i).padStart(3, '0')}/x.txt`, '']));
 		let flat: Tree;

@@ -1,8 +1,8 @@
-import { existsSync, lstatSync } from 'node:fs';
+import { Dirent, existsSync, lstatSync, readdirSync, Stats } from 'node:fs';
 import * as fs from 'node:fs/promises';
 import * as path from 'node:path';
 import picomatch from 'picomatch';
-import { ProtectedGlob, protectedGlob } from '../policy/boundary';
+import { protectedGlob } from '../policy/boundary';
 import { contains } from '../files/paths';
 
 /**
@@ -92,18 +92,17 @@ export interface CommandPolicy {
 }
 
 export async function commandPolicy(input: CommandPolicyInput): Promise<CommandPolicy> {
-	const roots = (await Promise.all(input.roots.map(realOrUndefined))).filter((root): root is string => root !== undefined);
-	const scanOptions = {
-		nocase: CASE_INSENSITIVE_PLATFORMS.includes(input.platform ?? process.platform),
-		limit: input.scanLimit ?? PROTECTED_SCAN_LIMIT,
-		cache: input.scanCache,
-	};
-	const scan = await findProtected(roots, input.protectedPaths, scanOptions);
-	const hidden = await existingHidden([...DEFAULT_DENY_READ, ...input.denyRead, ...(input.storageRoot ? [input.storageRoot] : [])], input.home);
-	const logDir = input.logDir && await realOrUndefined(input.logDir);
+	const roots = await realRoots(input.roots);
+	const scanOptions = scanOptionsOf(input);
 	const named = input.protectedPaths.map(namedPlaces);
 	const unguarded = named.filter(each => !each.complete).map(each => each.glob);
-	const guarded = await Promise.all(roots.flatMap(root => named.flatMap(each => each.places).map(place => guardPlace(root, place))));
+	// The walk yields between slices of folders: the other look-ups' I/O goes on meanwhile.
+	const [scan, hidden, logDir, guarded] = await Promise.all([
+		findProtected(roots, input.protectedPaths, scanOptions),
+		existingHidden([...DEFAULT_DENY_READ, ...input.denyRead, ...(input.storageRoot ? [input.storageRoot] : [])], input.home),
+		input.logDir ? realOrUndefined(input.logDir) : undefined,
+		Promise.all(roots.flatMap(root => named.flatMap(each => each.places).map(place => guardPlace(root, place)))),
+	]);
 	const readOnly = new Map<string, Mount>();
 	for (const mount of [...scan.paths.map(found => ({ path: found, access: 'read' as const })), ...guarded]) {
 		if (mount && !readOnly.has(mount.path)) readOnly.set(mount.path, mount);
@@ -124,6 +123,36 @@ export async function commandPolicy(input: CommandPolicyInput): Promise<CommandP
 			const before = new Set(scan.paths);
 			return (await findProtected(roots, input.protectedPaths, scanOptions)).paths.filter(found => !before.has(found));
 		},
+	};
+}
+
+/** What a command's walk and its warm-up need to know of the command's policy. */
+type ScanInput = Pick<CommandPolicyInput, 'roots' | 'protectedPaths' | 'platform' | 'scanLimit' | 'scanCache'>;
+
+/**
+ * Starts the walk for protected paths that a command about to be approved will need, when this
+ * workspace's cache has none for these globs: while the person reads the request, the folders are
+ * listed, and the command's own walk, which still looks at every folder once the command is
+ * approved, then reads only the ones changed. Resolves when that walk is done.
+ */
+export async function warmProtectedScan(input: ScanInput): Promise<void> {
+	const cache = input.scanCache;
+	if (!cache) return;
+	const roots = await realRoots(input.roots);
+	const options = scanOptionsOf(input);
+	if (!cache.cold(scanSignature(input.protectedPaths, options.nocase))) return;
+	await findProtected(roots, input.protectedPaths, options);
+}
+
+async function realRoots(roots: readonly string[]): Promise<string[]> {
+	return (await Promise.all(roots.map(realOrUndefined))).filter((root): root is string => root !== undefined);
+}
+
+function scanOptionsOf(input: ScanInput): ScanOptions {
+	return {
+		nocase: CASE_INSENSITIVE_PLATFORMS.includes(input.platform ?? process.platform),
+		limit: input.scanLimit ?? PROTECTED_SCAN_LIMIT,
+		cache: input.scanCache,
 	};
 }
 
@@ -232,7 +261,14 @@ interface FolderScan {
 	readonly entries: number;
 	readonly found: readonly string[];
 	readonly links: readonly string[];
-	readonly folders: readonly string[];
+	readonly folders: readonly FolderRef[];
+}
+
+/** A folder to walk: its workspace folder, its path relative to that (POSIX) and its absolute path. */
+interface FolderRef {
+	readonly root: string;
+	readonly folder: string;
+	readonly absolute: string;
 }
 
 /** A folder as lstat saw it before its entries were read: any change to its entries changes this. */
@@ -262,9 +298,27 @@ interface Remembered {
 export class ProtectedScanCache {
 	private rules = '';
 	private folders = new Map<string, Remembered>();
+	/** The last walk started, and when it is done (failed or not). */
+	private last?: { readonly rules: string; readonly done: Promise<void> };
 
 	/** `settleMs`: how long a folder must have been unchanged when read for its listing to be reused. */
 	constructor(private readonly settleMs = SETTLE_MS) {}
+
+	/**
+	 * Runs a walk for `rules` once the one before it for the same rules is done (whose listings it
+	 * then reuses, rather than read every folder alongside it). Walks for other rules do not wait.
+	 */
+	queue<T>(rules: string, walk: () => Promise<T>): Promise<T> {
+		const before = this.last?.rules === rules ? this.last.done : Promise.resolve();
+		const result = before.then(walk);
+		this.last = { rules, done: result.then(() => undefined, () => undefined) };
+		return result;
+	}
+
+	/** Whether no walk for `rules` has left anything to reuse or is under way. */
+	cold(rules: string): boolean {
+		return this.last?.rules !== rules && !(this.rules === rules && this.folders.size > 0);
+	}
 
 	/** Starts a walk for these rules: what an earlier walk for other rules saw is of no use. */
 	begin(rules: string): ReadonlyMap<string, Remembered> {
@@ -299,53 +353,62 @@ function sameState(a: FolderState, b: FolderState): boolean {
  * its target when that is inside a root (outside, the target is read-only anyway). The walk stops
  * after the folder where it passed `limit` entries: `complete` says whether it saw everything.
  */
-export async function findProtected(roots: readonly string[], globs: readonly string[], options: ScanOptions): Promise<{ paths: string[]; complete: boolean }> {
-	const rules = globs.map(glob => protectedGlob(glob, options.nocase));
-	const signature = `${options.nocase}\0${globs.join('\0')}`;
+export function findProtected(roots: readonly string[], globs: readonly string[], options: ScanOptions): Promise<{ paths: string[]; complete: boolean }> {
+	const signature = scanSignature(globs, options.nocase);
+	// Queued at once, in the caller's turn: a warm-up's `cold` check and its walk cannot be split.
+	return options.cache ? options.cache.queue(signature, () => walkProtected(roots, globs, options, signature)) : walkProtected(roots, globs, options, signature);
+}
+
+/** What a ProtectedScanCache keeps walks apart by: listings are reused only for the same globs and case rule. */
+function scanSignature(globs: readonly string[], nocase: boolean): string {
+	return `${nocase}\0${globs.join('\0')}`;
+}
+
+async function walkProtected(roots: readonly string[], globs: readonly string[], options: ScanOptions, signature: string): Promise<{ paths: string[]; complete: boolean }> {
+	const rules = entryRules(globs, options.nocase);
 	const cache = options.cache;
 	const known = cache?.begin(signature) ?? new Map<string, Remembered>();
 	const seen = new Map<string, Remembered>();
 	const found = new Set<string>();
 	let budget = options.limit;
-	// Breadth first, a slice of folders at a time: lstat each (synchronous: a few µs, where an
-	// async call costs several times that), read the changed ones at once, then let others run.
-	let batch = roots.map(root => ({ root, folder: '' }));
+	// Breadth first, each folder lstat'ed and, when changed, read, both synchronously: a few µs,
+	// where an async call costs several times that in CPU (and a first walk's thousands of
+	// readdirs twice the time, even with the thread pool's four at once). Others run between slices
+	// of SLICE_MS. A remembered folder's subfolders come with their paths made: an unchanged tree
+	// costs its lstat calls and little else (no strings or objects per folder to collect).
+	let batch: readonly FolderRef[] = roots.map(root => ({ root, folder: '', absolute: root }));
+	let sliceStart = performance.now();
 	while (batch.length > 0) {
-		const next: typeof batch = [];
-		for (let start = 0; start < batch.length; start += SCAN_SLICE) {
-			const slice = batch.slice(start, start + SCAN_SLICE);
-			const scans = slice.map(({ root, folder }): FolderScan | Promise<FolderScan> => {
-				const absolute = folder === '' ? root : `${root}${path.sep}${folder}`;
-				const state = folderState(absolute);
-				if (!state) return EMPTY_SCAN;
-				const remembered = known.get(absolute);
-				if (remembered && sameState(remembered.state, state)) {
-					seen.set(absolute, remembered);
-					return remembered.scan;
-				}
+		const next: FolderRef[] = [];
+		for (const { root, folder, absolute } of batch) {
+			const stat = folderStat(absolute);
+			const remembered = stat && known.get(absolute);
+			let scan = EMPTY_SCAN;
+			if (remembered && sameState(remembered.state, stat)) {
+				seen.set(absolute, remembered);
+				scan = remembered.scan;
+			} else if (stat) {
+				const state: FolderState = { dev: stat.dev, ino: stat.ino, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs };
 				const readAt = Date.now();
-				return scanFolder(root, folder, rules).then(scan => {
-					if (scan && cache?.settled(state, readAt)) seen.set(absolute, { state, scan });
-					return scan ?? EMPTY_SCAN;
-				});
-			});
-			for (const [index, pending] of scans.entries()) {
-				const scan = await pending;
-				const root = slice[index].root;
-				budget -= scan.entries;
-				for (const match of scan.found) found.add(match);
-				for (const link of scan.links) {
-					const target = await realOrUndefined(link);
-					if (target && roots.some(other => contains(other, target))) found.add(target);
-				}
-				if (budget < 0) {
-					cache?.end(signature, seen);
-					return { paths: [...found], complete: false };
-				}
-				for (const folder of scan.folders) next.push({ root, folder });
+				const read = scanFolder(root, folder, rules);
+				if (read && cache?.settled(state, readAt)) seen.set(absolute, { state, scan: read });
+				scan = read ?? EMPTY_SCAN;
 			}
-			// A big unchanged tree is a few thousand lstat calls in a row: let other work run between slices.
-			await new Promise(resolve => setImmediate(resolve));
+			budget -= scan.entries;
+			for (const match of scan.found) found.add(match);
+			for (const link of scan.links) {
+				const target = await realOrUndefined(link);
+				if (target && roots.some(other => contains(other, target))) found.add(target);
+			}
+			if (budget < 0) {
+				cache?.end(signature, seen);
+				return { paths: [...found], complete: false };
+			}
+			for (const subfolder of scan.folders) next.push(subfolder);
+			if (performance.now() - sliceStart >= SLICE_MS) {
+				await new Promise(resolve => setImmediate(resolve));
+				sliceStart = performance.now();
+			}
 		}
 		batch = next;
 	}
@@ -353,17 +416,17 @@ export async function findProtected(roots: readonly string[], globs: readonly st
 	return { paths: [...found], complete: true };
 }
 
-/** Folders a protected-path walk takes at a time. */
-const SCAN_SLICE = 256;
+/** How long a protected-path walk keeps the thread before it lets other work run. */
+const SLICE_MS = 8;
 
 const EMPTY_SCAN: FolderScan = { entries: 0, found: [], links: [], folders: [] };
 
-/** The folder's state, or undefined when it is gone, unreadable, or no longer a folder (a link swapped in is not followed). */
-function folderState(absolute: string): FolderState | undefined {
+/** The folder's lstat, or undefined when it is gone, unreadable, or no longer a folder (a link swapped in is not followed). */
+function folderStat(absolute: string): Stats | undefined {
 	try {
 		// Stamps as float ms (µs precision): a reused listing's stamps are seconds older than any change since.
 		const stat = lstatSync(absolute, { throwIfNoEntry: false });
-		return stat?.isDirectory() ? { dev: stat.dev, ino: stat.ino, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs } : undefined;
+		return stat?.isDirectory() ? stat : undefined;
 	} catch {
 		return undefined;
 	}
@@ -373,23 +436,54 @@ function folderState(absolute: string): FolderState | undefined {
  * One folder's entries against the rules. Only the entry's own path is tested: the walk entered
  * no folder that a rule covers, so no folder above it matches.
  */
-async function scanFolder(root: string, folder: string, rules: readonly ProtectedGlob[]): Promise<FolderScan | undefined> {
-	const entries = await fs.readdir(path.join(root, folder), { withFileTypes: true }).catch(() => undefined);
-	if (!entries) return undefined;
+function scanFolder(root: string, folder: string, rules: EntryRules): FolderScan | undefined {
+	let entries: Dirent[];
+	try {
+		entries = readdirSync(path.join(root, folder), { withFileTypes: true });
+	} catch {
+		return undefined;
+	}
 	const found: string[] = [];
 	const links: string[] = [];
-	const folders: string[] = [];
+	const folders: FolderRef[] = [];
 	for (const entry of entries) {
 		const relative = folder ? `${folder}/${entry.name}` : entry.name;
-		const matched = rules.some(rule => rule.matches(relative));
+		const matched = rules.matches(relative);
 		if (entry.isDirectory()) {
 			if (matched) found.push(path.join(root, relative));
-			else if (rules.some(rule => rule.mayHold(relative))) folders.push(relative);
+			else if (rules.mayHold(relative)) folders.push({ root, folder: relative, absolute: `${root}${path.sep}${relative}` });
 		} else if (matched) {
 			(entry.isSymbolicLink() ? links : found).push(path.join(root, relative));
 		}
 	}
 	return { entries: entries.length, found, links, folders };
+}
+
+/** The protected globs as a walk asks them about each entry it lists. */
+interface EntryRules {
+	/** Whether any glob matches the workspace-relative path. */
+	matches(relative: string): boolean;
+	/** Whether any glob could match something inside that folder. */
+	mayHold(relative: string): boolean;
+}
+
+/**
+ * The globs for a walk, whose tens of thousands of entries almost all match none: each entry is
+ * first put to the globs' bare regular expressions (what picomatch's matcher runs after its own
+ * checks, which a plain test skips), and only one that passes to the full matchers, so that the
+ * answer stays theirs. The matchers' memo of paths is of no use here (a walk asks about each path
+ * once) and is not filled by the many misses.
+ */
+function entryRules(globs: readonly string[], nocase: boolean): EntryRules {
+	const rules = globs.map(glob => protectedGlob(glob, nocase));
+	// picomatch's matcher also takes an input equal to the glob's own text, whatever the regex says;
+	// it builds its regex for Windows' slashes on Windows, as these are built.
+	const literals = new Set(rules.map(rule => rule.pattern));
+	const expressions = rules.filter(rule => rule.pattern !== '').map(rule => picomatch.makeRe(rule.pattern, { dot: true, nocase, windows: process.platform === 'win32' }));
+	return {
+		matches: relative => (literals.has(relative) || expressions.some(expression => expression.test(relative))) && rules.some(rule => rule.matches(relative)),
+		mayHold: relative => rules.some(rule => rule.mayHold(relative)),
+	};
 }
 
 async function realOrUndefined(absolute: string): Promise<string | undefined> {

@@ -101,7 +101,8 @@ export async function backupOriginals(storageDir: string, title: string, changes
 	const dir = path.join(root, id);
 	await fs.promises.mkdir(dir, { recursive: true, mode: PRIVATE_FOLDER_MODE });
 	const linked: Linked[] = [];
-	const files = await Promise.all(changes.map(async (change, index): Promise<BackupEntry> => {
+	// Every file is waited for, so that nothing is still being written into the set when a failed one is removed.
+	const settled = await Promise.allSettled(changes.map(async (change, index): Promise<BackupEntry> => {
 		const copy = `${index}-${path.basename(change.path)}`;
 		const known = onDisk?.get(change.path);
 		const target = path.join(dir, copy);
@@ -117,9 +118,18 @@ export async function backupOriginals(storageDir: string, title: string, changes
 			...(change.movedTo ? { movedTo: change.movedTo.path } : {}),
 		};
 	}));
+	const failed = settled.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+	const files = settled.flatMap(result => (result.status === 'fulfilled' ? [result.value] : []));
+	try {
+		if (failed) throw failed.reason;
+		await fs.promises.writeFile(path.join(dir, MANIFEST), JSON.stringify({ id, title, ...(tool ? { tool } : {}), createdAt, files }, null, '\t'), { mode: PRIVATE_FILE_MODE });
+	} catch (error) {
+		// The change will not be made: a set left half made would keep links to live workspace files (never sealed) and no manifest.
+		await fs.promises.rm(dir, { recursive: true, force: true }).catch(() => undefined);
+		throw error;
+	}
 	const copies = files.filter(file => file.copy).map(file => path.join(dir, file.copy!));
 	const set: BackupSet = { id, dir, title, ...(tool ? { tool } : {}), createdAt, files };
-	await fs.promises.writeFile(path.join(dir, MANIFEST), JSON.stringify({ id, title, ...(tool ? { tool } : {}), createdAt, files }, null, '\t'), { mode: PRIVATE_FILE_MODE });
 	await prune(root);
 	return { set, copies, linked };
 }

@@ -32,7 +32,7 @@ describe('backups by hard link', () => {
 	/** What the commit check reports for a file: where it is and which file it is. */
 	function sourceOf(rel: string): LinkSource {
 		const stat = fs.statSync(tree.file(rel));
-		return { real: tree.file(rel), identity: { dev: stat.dev, ino: stat.ino } };
+		return { real: tree.file(rel), identity: { dev: stat.dev, ino: stat.ino, mtimeMs: stat.mtimeMs } };
 	}
 
 	it('a patched file\'s backup is the original file itself, owner-only, and keeps its bytes when the new file is rewritten in place', async () => {

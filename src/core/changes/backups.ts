@@ -78,6 +78,8 @@ interface Linked {
 	readonly copy: string;
 	/** The bytes checked: written out instead if the link cannot stay. */
 	readonly bytes: Uint8Array;
+	/** The file's mtime when its bytes were checked: another one at the seal means it was written in place meanwhile. */
+	readonly mtimeMs: number;
 }
 
 /** What backupOriginals made: the set, the copies' paths, and the links to seal once the change is written. */
@@ -101,12 +103,13 @@ export async function backupOriginals(storageDir: string, title: string, changes
 	const dir = path.join(root, id);
 	await fs.promises.mkdir(dir, { recursive: true, mode: PRIVATE_FOLDER_MODE });
 	const linked: Linked[] = [];
-	const files = await Promise.all(changes.map(async (change, index): Promise<BackupEntry> => {
+	// Every file is waited for, so that nothing is still being written into the set when a failed one is removed.
+	const settled = await Promise.allSettled(changes.map(async (change, index): Promise<BackupEntry> => {
 		const copy = `${index}-${path.basename(change.path)}`;
 		const known = onDisk?.get(change.path);
 		const target = path.join(dir, copy);
 		const source = replaced?.get(change.path);
-		if (known && source && linkOriginal(source, known, target, link)) linked.push({ copy: target, bytes: known });
+		if (known && source && linkOriginal(source, known, target, link)) linked.push({ copy: target, bytes: known, mtimeMs: source.identity.mtimeMs });
 		else if (known) await writeCopy(known, target);
 		const existed = known ? true : fromPlan ? await copyPlanned(change, target) : await copyOriginal(change, target, reach);
 		return {
@@ -117,9 +120,18 @@ export async function backupOriginals(storageDir: string, title: string, changes
 			...(change.movedTo ? { movedTo: change.movedTo.path } : {}),
 		};
 	}));
+	const failed = settled.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+	const files = settled.flatMap(result => (result.status === 'fulfilled' ? [result.value] : []));
+	try {
+		if (failed) throw failed.reason;
+		await fs.promises.writeFile(path.join(dir, MANIFEST), JSON.stringify({ id, title, ...(tool ? { tool } : {}), createdAt, files }, null, '\t'), { mode: PRIVATE_FILE_MODE });
+	} catch (error) {
+		// The change will not be made: a set left half made would keep links to live workspace files (never sealed) and no manifest.
+		await fs.promises.rm(dir, { recursive: true, force: true }).catch(() => undefined);
+		throw error;
+	}
 	const copies = files.filter(file => file.copy).map(file => path.join(dir, file.copy!));
 	const set: BackupSet = { id, dir, title, ...(tool ? { tool } : {}), createdAt, files };
-	await fs.promises.writeFile(path.join(dir, MANIFEST), JSON.stringify({ id, title, ...(tool ? { tool } : {}), createdAt, files }, null, '\t'), { mode: PRIVATE_FILE_MODE });
 	await prune(root);
 	return { set, copies, linked };
 }
@@ -132,8 +144,8 @@ export async function backupOriginals(storageDir: string, title: string, changes
  * system (EXDEV), a refusal (EPERM under protected_hardlinks, EMLINK), a link that is not to the
  * file whose bytes were checked (a folder or the file swapped since: another identity), one that
  * shares that file with a third name (nlink above 2: written through that name, the backup would
- * change with it), or a file of another size now (rewritten in place since the check: the backup
- * must hold what the change was computed on). The caller then writes a copy.
+ * change with it), or a file written since the check (another size or mtime: the backup must
+ * hold what the change was computed on). The caller then writes a copy.
  */
 function linkOriginal(source: LinkSource, bytes: Uint8Array, copy: string, link: (existing: string, newPath: string) => void): boolean {
 	try {
@@ -144,22 +156,32 @@ function linkOriginal(source: LinkSource, bytes: Uint8Array, copy: string, link:
 	}
 	// A symlink linked in its place has an inode of its own; link() never crosses file systems (EXDEV), so dev only completes the identity.
 	const made = fs.lstatSync(copy);
-	if (made.dev === source.identity.dev && made.ino === source.identity.ino && made.nlink === 2 && made.size === bytes.byteLength) return true;
+	if (made.dev === source.identity.dev && made.ino === source.identity.ino && made.nlink === 2 && unwritten(made, bytes, source.identity.mtimeMs)) return true;
 	fs.unlinkSync(copy);
 	return false;
 }
 
 /**
+ * Whether a linked file still holds the bytes checked: their size, and no write since (its mtime;
+ * a rewrite of the same size is seen only there). Reading it again would cost what the link saves.
+ */
+function unwritten(stat: fs.Stats, bytes: Uint8Array, mtimeMs: number): boolean {
+	return stat.size === bytes.byteLength && stat.mtimeMs === mtimeMs;
+}
+
+/**
  * Once the change is written (or failed), each linked backup must be the only name of its file:
  * then nobody writes it through the workspace any more, and it is made owner-only like a copy. A
- * link whose file is still at its path (the change failed or did not replace it) or has another
- * name is replaced by a copy of the bytes checked, written beside it and renamed over it. Best
+ * link whose file is still at its path (the change failed or did not replace it), has another
+ * name, or was written in place before it was replaced is replaced by a copy of the bytes checked, written beside it and renamed over it. Best
  * effort: the change is decided by now, and a link left is still what the file held before it.
  */
 export async function sealBackups(linked: readonly Linked[]): Promise<void> {
-	for (const { copy, bytes } of linked) {
+	for (const { copy, bytes, mtimeMs } of linked) {
 		try {
-			if (fs.lstatSync(copy).nlink === 1) {
+			const stat = fs.lstatSync(copy);
+			// Written through the workspace name before the change replaced it: the bytes checked, not those.
+			if (stat.nlink === 1 && unwritten(stat, bytes, mtimeMs)) {
 				fs.chmodSync(copy, PRIVATE_FILE_MODE);
 				continue;
 			}

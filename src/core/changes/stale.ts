@@ -49,6 +49,11 @@ export interface StillAsShown {
 export interface FileIdentity {
 	readonly dev: number;
 	readonly ino: number;
+	/**
+	 * When its bytes were last written, as the check saw it: a write in place since (even of the
+	 * same size) changes it, a link or a rename does not. A backup that links the file needs it.
+	 */
+	readonly mtimeMs: number;
 }
 
 /** The file's disk bytes when they were read (not an editor's text), and where it really is. */
@@ -314,7 +319,7 @@ async function readFileAsChanged(ctx: ChangeContext, absolute: string, displayPa
 			return { exists: true, bytes: encodeText(dirty.startsWith('\ufeff') ? dirty.slice(1) : dirty, { bom }), fromEditor: true, real: file.real };
 		}
 		// A file that still holds what is expected is not read into a second copy of it.
-		const identity = { dev: stat.dev, ino: stat.ino };
+		const identity = { dev: stat.dev, ino: stat.ino, mtimeMs: stat.mtimeMs };
 		if (expected && await holdsExactly(handle, stat.size, expected)) return { exists: true, bytes: expected, fromEditor: false, real: file.real, identity };
 		const bytes = await readWhole(handle, stat.size);
 		return { exists: true, bytes: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), fromEditor: false, real: file.real, identity };

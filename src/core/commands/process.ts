@@ -103,11 +103,11 @@ export function commandLaunch(options: { command: string; cwd: string; env?: Rea
 }
 
 /**
- * Starts a command's shell with pipes for its three streams (or what `stdio` gives). On POSIX it
- * gets a new session and process group: signals reach the whole tree, and with no controlling
- * terminal a password prompt on /dev/tty fails instead of hanging.
+ * Starts a command's shell with pipes for its three streams (spawnOptions' default) or what `stdio`
+ * gives. On POSIX it gets a new session and process group: signals reach the whole tree, and with
+ * no controlling terminal a password prompt on /dev/tty fails instead of hanging.
  */
-export function spawnLaunch(launch: Launch, cwd: string, stdio: StdioOptions = ['pipe', 'pipe', 'pipe']): ChildProcess {
+export function spawnLaunch(launch: Launch, cwd: string, stdio?: StdioOptions): ChildProcess {
 	return spawn(launch.file, launch.args, spawnOptions(launch, cwd, stdio));
 }
 

@@ -369,7 +369,7 @@ function supervise(child: ChildProcess, options: RunOptions, sinks: OutputSink[]
 		};
 		const timer = setTimeout(() => stop('timeout'), timeoutMs);
 		const onAbort = () => stop('cancelled');
-		options.signal?.addEventListener('abort', onAbort, { once: true });
+		options.signal?.addEventListener('abort', onAbort);
 		if (options.signal?.aborted) onAbort();
 		const cleanup = () => {
 			clearTimeout(timer);
@@ -385,7 +385,7 @@ function supervise(child: ChildProcess, options: RunOptions, sinks: OutputSink[]
 			cleanup();
 			void (async () => {
 				const drained = await Promise.race([Promise.all(sinks.map(sink => sink.closed)).then(() => true), delay(drainMs).then(() => false)]);
-				if (stopping) await stopping;
+				await stopping;
 				const pid = child.pid!;
 				// bwrap reports the exit while its PID namespace is still being torn down (a few ms): wait for that.
 				if (options.sandbox?.endsWithProgram) await waitUntilGone(pid, graceMs, 1);

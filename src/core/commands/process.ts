@@ -103,11 +103,11 @@ export function commandLaunch(options: { command: string; cwd: string; env?: Rea
 }
 
 /**
- * Starts a command's shell with pipes for its three streams (or what `stdio` gives). On POSIX it
- * gets a new session and process group: signals reach the whole tree, and with no controlling
- * terminal a password prompt on /dev/tty fails instead of hanging.
+ * Starts a command's shell with pipes for its three streams (spawnOptions' default) or what `stdio`
+ * gives. On POSIX it gets a new session and process group: signals reach the whole tree, and with
+ * no controlling terminal a password prompt on /dev/tty fails instead of hanging.
  */
-export function spawnLaunch(launch: Launch, cwd: string, stdio: StdioOptions = ['pipe', 'pipe', 'pipe']): ChildProcess {
+export function spawnLaunch(launch: Launch, cwd: string, stdio?: StdioOptions): ChildProcess {
 	return spawn(launch.file, launch.args, spawnOptions(launch, cwd, stdio));
 }
 
@@ -369,7 +369,7 @@ function supervise(child: ChildProcess, options: RunOptions, sinks: OutputSink[]
 		};
 		const timer = setTimeout(() => stop('timeout'), timeoutMs);
 		const onAbort = () => stop('cancelled');
-		options.signal?.addEventListener('abort', onAbort, { once: true });
+		options.signal?.addEventListener('abort', onAbort);
 		if (options.signal?.aborted) onAbort();
 		const cleanup = () => {
 			clearTimeout(timer);
@@ -385,7 +385,7 @@ function supervise(child: ChildProcess, options: RunOptions, sinks: OutputSink[]
 			cleanup();
 			void (async () => {
 				const drained = await Promise.race([Promise.all(sinks.map(sink => sink.closed)).then(() => true), delay(drainMs).then(() => false)]);
-				if (stopping) await stopping;
+				await stopping;
 				const pid = child.pid!;
 				// bwrap reports the exit while its PID namespace is still being torn down (a few ms): wait for that.
 				if (options.sandbox?.endsWithProgram) await waitUntilGone(pid, graceMs, 1);

@@ -179,7 +179,21 @@ describe('command output: logs that stall or fail, and socket pairs', function (
 		}
 	});
 
-	it('offers a socket one reused buffer once nothing more goes to a log: past its cap, or with no log', async () => {
+	it('ends a log on a piece\'s end with no empty write after it', async () => {
+		const whole = pattern(MB);
+		const log = path.join(dir, 'exact.log');
+		const sink = new OutputSink(64 * 1024, { path: log, cap: LOG_CAP_BYTES });
+		const feed = socketReads(sink, whole, 256 * 1024);
+		while (feed.at < whole.length) feed.read();
+		// The full piece is written before the stream ends; the buffer handed out after the last
+		// read, a fresh piece, stays empty.
+		assert.ok(await until(() => fs.existsSync(log) && fs.statSync(log).size === whole.length, 5_000), 'the piece was never written');
+		const capture = await sink.finish();
+		assert.deepEqual([capture.logPath, capture.logError], [log, undefined]);
+		assert.ok(fs.readFileSync(log).equals(whole));
+	});
+
+	it('offers a socket one reused buffer once nothing more goes to a log: past its cap, with no log, or one that cannot be opened', async () => {
 		const whole = pattern(4 * MB);
 		const cap = 2.5 * MB;
 		const log = path.join(dir, 'capped.log');
@@ -201,17 +215,51 @@ describe('command output: logs that stall or fail, and socket pairs', function (
 			unlogged.read();
 		}
 		assert.equal(offered.size, 1, 'with no log, reads land in one reused buffer');
+		// The first read opens the log, in a folder that does not exist: known before the piece is full.
+		const unopened = new OutputSink(64 * 1024, { path: path.join(dir, 'missing', 'x.log'), cap: LOG_CAP_BYTES });
+		const failed = socketReads(unopened, whole);
+		failed.read();
+		await pause(50);
+		// The buffer handed out before the failure takes one more read.
+		failed.read();
+		const afterFailure = new Set<Uint8Array>();
+		while (failed.at < whole.length) {
+			afterFailure.add(failed.next);
+			failed.read();
+		}
+		assert.equal(afterFailure.size, 1, 'once the log cannot be opened, reads land in one reused buffer');
+		const failure = await unopened.finish();
+		assert.deepEqual([failure.logPath, failure.buffer.totalBytes], [undefined, whole.length]);
+		assert.match(failure.logError ?? '', /^ENOENT/);
 	});
 
 	it('lets go of a sink that never read anything (its command did not start), and reports nothing for it', async () => {
 		const sink = new OutputSink(1024, { path: path.join(dir, 'never.log'), cap: LOG_CAP_BYTES });
-		sink.release();
+		assert.doesNotThrow(() => sink.release());
 		const capture = await sink.finish();
 		assert.deepEqual(
 			[capture.buffer.totalBytes, capture.binary, capture.logPath, capture.logCut, capture.logError],
 			[0, false, undefined, false, undefined],
 		);
 		assert.deepEqual(fs.readdirSync(dir), [], 'no log file for no output');
+	});
+
+	it('settles `closed` for a stream let go of or failing, whatever it printed before', async () => {
+		const released = new OutputSink(1024, undefined);
+		const kept = new PassThrough();
+		released.readStream(kept);
+		kept.write('before ');
+		released.release();
+		await withDeadline(released.closed, 2_000, 'a stream let go of was never seen closed');
+		// A read error on a child's output: no uncaught error, the stream is over.
+		const failing = new OutputSink(1024, undefined);
+		const broken = new PassThrough();
+		failing.readStream(broken);
+		broken.write('partial');
+		await pause(20);
+		broken.destroy(new Error('read EIO'));
+		await withDeadline(failing.closed, 2_000, 'a stream that failed was never seen closed');
+		assert.equal((await failing.finish()).buffer.toText().text, 'partial');
 	});
 
 	it('writes nothing more to a log once a write failed, from a socket or a Node stream, and the buffer keeps every byte', async () => {

@@ -243,11 +243,11 @@ class CommandLog {
 
 	private fail(error: Error): void {
 		// The first failure is the one that explains; the buffers still see everything from here on.
+		// A stream stopped for the log is resumed by the write in progress as it ends (it fails too).
 		this.error ??= error.message;
 		this.piece = undefined;
 		this.waiting = [];
 		this.spare.length = 0;
-		this.onRoom();
 	}
 
 	async finish(): Promise<{ path?: string; cut: boolean; error?: string }> {

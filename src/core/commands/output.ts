@@ -58,15 +58,17 @@ export class OutputSink {
 	/** Settles when the stream has ended or closed. */
 	readonly closed: Promise<void>;
 	private markClosed!: () => void;
-	private sniffed = Buffer.alloc(0);
-	private binary: boolean | undefined;
+	/** The stream's first bytes, which decide whether it is binary. */
+	private readonly head = Buffer.alloc(SNIFF_BYTES);
+	private headLength = 0;
 	private readonly log: CommandLog | undefined;
 	private source: Source | undefined;
 
-	constructor(maxBytes: number, logFile: LogFile | undefined) {
+	/** `writeLog` writes the log's pieces (a test passes a slow or failing one). */
+	constructor(maxBytes: number, logFile: LogFile | undefined, writeLog: LogWriter = writeAll) {
 		this.buffer = new HeadTailBuffer(maxBytes, 0.25);
 		this.closed = new Promise(resolve => { this.markClosed = resolve; });
-		this.log = logFile && new CommandLog(logFile, () => this.source?.resume());
+		this.log = logFile && new CommandLog(logFile, writeLog, () => this.source?.resume());
 	}
 
 	/**
@@ -107,14 +109,10 @@ export class OutputSink {
 	 */
 	private take(bytes: Uint8Array, inLog = false): boolean {
 		this.buffer.push(bytes);
-		if (this.binary === undefined) this.sniff(bytes);
+		// Copies only what fits: nothing once the head is full.
+		this.headLength += Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).copy(this.head, this.headLength);
 		if (!this.log) return true;
 		return inLog ? this.log.landed(bytes.length) : this.log.append(bytes);
-	}
-
-	private sniff(chunk: Uint8Array): void {
-		this.sniffed = Buffer.concat([this.sniffed, chunk.subarray(0, SNIFF_BYTES - this.sniffed.length)]);
-		if (this.sniffed.length >= SNIFF_BYTES) this.binary = looksBinary(this.sniffed);
 	}
 
 	/** Once the stream is over (or let go): the log written out and closed. */
@@ -122,9 +120,9 @@ export class OutputSink {
 		const log = await this.log?.finish();
 		return {
 			buffer: this.buffer,
-			binary: this.binary ?? looksBinary(this.sniffed),
+			binary: looksBinary(this.head.subarray(0, this.headLength)),
 			logPath: log?.path,
-			logCut: log?.cut ?? false,
+			logCut: log ? log.cut : false,
 			logError: log?.error,
 		};
 	}
@@ -158,7 +156,7 @@ class CommandLog {
 	private cut = false;
 	private error: string | undefined;
 
-	constructor(private readonly target: LogFile, private readonly onRoom: () => void) {}
+	constructor(private readonly target: LogFile, private readonly write: LogWriter, private readonly onRoom: () => void) {}
 
 	/**
 	 * Where the next read may land to be logged without a copy: the free end of the piece being
@@ -173,7 +171,9 @@ class CommandLog {
 
 	/** `length` bytes a read put into space(); what passes the cap is not kept. As append() otherwise. */
 	landed(length: number): boolean {
-		if (this.error !== undefined || !this.piece) return true;
+		// A socket asks for its next buffer right after a read, and the read lands there later: the
+		// log may have failed in between, dropping its pieces (and no piece comes after a failure).
+		if (!this.piece) return true;
 		this.openFile();
 		this.filled += this.keep(length);
 		if (this.filled === this.piece.length) this.queuePiece();
@@ -230,7 +230,7 @@ class CommandLog {
 		const views = pieces.map(piece => piece.bytes.subarray(0, piece.length));
 		this.written += pieces.reduce((sum, piece) => sum + piece.length, 0);
 		const over = this.file!
-			.then(handle => writeAll(handle, views, position))
+			.then(handle => this.write(handle, views, position))
 			.then(() => { this.spare.push(...pieces.map(piece => piece.bytes)); }, (error: Error) => this.fail(error))
 			.then(() => {
 				this.writing = undefined;
@@ -243,18 +243,19 @@ class CommandLog {
 
 	private fail(error: Error): void {
 		// The first failure is the one that explains; the buffers still see everything from here on.
+		// A stream stopped for the log is resumed by the write in progress as it ends (it fails too).
 		this.error ??= error.message;
 		this.piece = undefined;
 		this.waiting = [];
 		this.spare.length = 0;
-		this.onRoom();
 	}
 
 	async finish(): Promise<{ path?: string; cut: boolean; error?: string }> {
 		if (this.file === undefined) return { cut: this.cut };
-		if (this.error === undefined) this.queuePiece();
+		this.queuePiece();
 		while (this.writing) await this.writing.over;
-		const handle = await this.file.catch((error: Error) => this.fail(error));
+		// An open that failed was recorded as it did (openFile).
+		const handle = await this.file.catch(() => undefined);
 		if (handle) await handle.close().catch((error: Error) => this.fail(error));
 		return this.error === undefined ? { path: this.target.path, cut: this.cut } : { cut: this.cut, error: this.error };
 	}
@@ -266,8 +267,11 @@ interface Piece {
 	readonly length: number;
 }
 
+/** Writes a log's pieces (`views`, one after another) from `position` in its file. */
+export type LogWriter = (handle: fs.promises.FileHandle, views: Buffer[], position: number) => Promise<void>;
+
 /** Writes `views` one after another from `position`, however many calls that takes. */
-async function writeAll(handle: fs.promises.FileHandle, views: Buffer[], position: number): Promise<void> {
+export async function writeAll(handle: fs.promises.FileHandle, views: Buffer[], position: number): Promise<void> {
 	for (let rest = views; rest.length > 0;) {
 		const { bytesWritten } = await handle.writev(rest, position);
 		if (bytesWritten === 0) throw new Error(`the log ${handle.fd} took no bytes`);

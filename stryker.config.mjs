@@ -15,6 +15,8 @@ export default {
 		'src/core/changes/pipeline.ts',
 		'src/core/changes/stale.ts',
 		'src/core/changes/locks.ts',
+		// Backups: copies, or hard links to the originals where the host replaces files.
+		'src/core/changes/backups.ts',
 		'src/core/files/atomic.ts',
 		// edit_file's new bytes kept as pieces of the old ones (searched, diffed and written as such),
 		// and the gates that bound how many files the checks, staging and commit work on at once.

@@ -27,8 +27,8 @@ const GROUPS = {
 		tests: ['boundary', 'boundaryEdges', 'paths'],
 	},
 	changes: {
-		files: ['src/core/changes/pipeline.ts', 'src/core/changes/stale.ts', 'src/core/changes/locks.ts'],
-		tests: ['staleRules', 'staleReadOnly', 'staleEdges', 'staleOnDisk', 'mutation', 'pipeline', 'locks', 'changeContext',
+		files: ['src/core/changes/pipeline.ts', 'src/core/changes/stale.ts', 'src/core/changes/locks.ts', 'src/core/changes/backups.ts'],
+		tests: ['backupLinks', 'backupLinksAttack', 'backupPruning', 'atomic', 'staleRules', 'staleReadOnly', 'staleEdges', 'staleOnDisk', 'mutation', 'pipeline', 'locks', 'changeContext',
 			'editFile', 'writeFile', 'diskBytes', 'virtualWorkspace', 'patchTool', 'atomicChecked', 'byteEdit'],
 	},
 	files: {
@@ -44,7 +44,7 @@ const GROUPS = {
 	},
 	commands: {
 		files: ['src/core/commands/process.ts', 'src/core/commands/output.ts'],
-		tests: ['process', 'processRunner', 'stubbornProcesses'],
+		tests: ['process', 'processRunner', 'stubbornProcesses', 'commandOutput'],
 	},
 	checks: {
 		files: ['src/core/schema/validate.ts', 'src/core/policy/approval.ts', 'src/tools/registry.ts', 'src/core/plan/planDocument.ts'],

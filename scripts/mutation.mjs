@@ -28,7 +28,7 @@ const GROUPS = {
 	},
 	changes: {
 		files: ['src/core/changes/pipeline.ts', 'src/core/changes/stale.ts', 'src/core/changes/locks.ts', 'src/core/changes/backups.ts'],
-		tests: ['backupLinks', 'backupLinksAttack', 'backupPruning', 'atomic', 'staleRules', 'staleReadOnly', 'staleEdges', 'staleOnDisk', 'mutation', 'pipeline', 'locks', 'changeContext',
+		tests: ['backupLinks', 'backupLinksAttack', 'backupPruning', 'backupSets', 'atomic', 'staleRules', 'staleReadOnly', 'staleEdges', 'staleOnDisk', 'mutation', 'pipeline', 'locks', 'changeContext',
 			'editFile', 'writeFile', 'diskBytes', 'virtualWorkspace', 'patchTool', 'atomicChecked', 'byteEdit'],
 	},
 	files: {

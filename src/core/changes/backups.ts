@@ -64,6 +64,8 @@ export interface BackupOptions {
 	readonly replaced?: ReadonlyMap<string, LinkSource>;
 	/** Makes a hard link (tests put a failing one here: another file system, a refusing one). */
 	readonly link?: (existing: string, newPath: string) => void;
+	/** Sets kept after this one (MAX_BACKUP_SETS; a test keeps a few). */
+	readonly maxSets?: number;
 }
 
 export interface LinkSource {
@@ -97,7 +99,7 @@ export interface Backup {
  * Backups are private to the user: folders 0700, files 0600.
  */
 export async function backupOriginals(storageDir: string, title: string, changes: readonly FileChange[], options: BackupOptions = {}): Promise<Backup> {
-	const { tool, reach, createdAt = Date.now(), onDisk, fromPlan = false, replaced, link = fs.linkSync } = options;
+	const { tool, reach, createdAt = Date.now(), onDisk, fromPlan = false, replaced, link = fs.linkSync, maxSets = MAX_BACKUP_SETS } = options;
 	const root = path.join(storageDir, BACKUP_FOLDER);
 	const id = `${compactStamp(createdAt)}-${randomBytes(3).toString('hex')}`;
 	const dir = path.join(root, id);
@@ -132,7 +134,7 @@ export async function backupOriginals(storageDir: string, title: string, changes
 	}
 	const copies = files.filter(file => file.copy).map(file => path.join(dir, file.copy!));
 	const set: BackupSet = { id, dir, title, ...(tool ? { tool } : {}), createdAt, files };
-	await prune(root);
+	await prune(root, maxSets);
 	return { set, copies, linked };
 }
 
@@ -296,9 +298,9 @@ export async function restoreChanges(set: BackupSet, display: (absolute: string)
 	return changes;
 }
 
-async function prune(root: string): Promise<void> {
+async function prune(root: string, maxSets: number): Promise<void> {
 	const ids = (await fs.promises.readdir(root).catch(() => [] as string[])).sort();
-	const excess = ids.length - MAX_BACKUP_SETS;
+	const excess = ids.length - maxSets;
 	for (const id of ids.slice(0, Math.max(0, excess))) {
 		await fs.promises.rm(path.join(root, id), { recursive: true, force: true }).catch(() => undefined);
 	}

@@ -1,0 +1,151 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { BackupClock, backupOriginals, BackupSet, listBackups, restoreChanges } from '../../src/core/changes/backups';
+import { commitPlan, planChange } from '../../src/core/changes/pipeline';
+import { ChangeContext, createChangeState } from '../../src/core/context';
+import { DiskBytes } from '../../src/core/files/diskBytes';
+import { FileBytes, wholeBytes } from '../../src/core/files/splicedBytes';
+import { createNodeEnvironment } from '../../src/core/nodeHost';
+import { fileChange, makeHarness, makeTree } from './helpers';
+
+/**
+ * Backup sets as a whole (backups.ts): their order in time, how many are kept, how a list skips a
+ * broken set, and the change set a restore builds from one (moved, created and since-deleted files).
+ */
+describe('backup sets', () => {
+	let tree: ReturnType<typeof makeTree>;
+	beforeEach(() => { tree = makeTree({ 'ws/a.txt': 'alpha\n', 'ws/b.txt': 'beta\n' }); });
+	afterEach(() => tree.cleanup());
+
+	const text = (bytes: FileBytes | DiskBytes | null) => (bytes === null ? null : Buffer.from(wholeBytes(bytes)).toString('utf8'));
+	const display = (absolute: string) => path.relative(tree.file('ws'), absolute);
+
+	describe('BackupClock', () => {
+		it('never repeats or goes back within one host, and follows the wall clock when it moves ahead', () => {
+			const clock = new BackupClock();
+			assert.deepEqual([clock.next(1000), clock.next(1000), clock.next(1000), clock.next(5000), clock.next(4000)], [1000, 1001, 1002, 5000, 5001]);
+		});
+	});
+
+	describe('keeping sets', () => {
+		it('keeps only the newest sets beyond the limit, whatever order the folder lists them in', async () => {
+			const storage = tree.file('storage');
+			const times = [1, 2, 3, 4, 5, 6, 7, 8].map(hour => Date.UTC(2024, 0, 1, hour));
+			for (const createdAt of times) await backupOriginals(storage, `set at ${createdAt}`, [fileChange(tree, 'ws/a.txt', 'alpha\n', 'x\n')], { createdAt, maxSets: 3 });
+			const kept = await listBackups(storage);
+			assert.deepEqual(kept.map(set => set.createdAt), times.slice(-3).reverse());
+			assert.equal(fs.readdirSync(path.join(storage, 'backups')).length, 3);
+			assert.equal(fs.readFileSync(path.join(kept[2].dir, kept[2].files[0].copy!), 'utf8'), 'alpha\n');
+		});
+
+		it('removes nothing while the sets are within the limit', async () => {
+			const storage = tree.file('storage');
+			for (const hour of [1, 2, 3]) await backupOriginals(storage, 'set', [fileChange(tree, 'ws/a.txt', 'alpha\n', 'x\n')], { createdAt: Date.UTC(2024, 0, 1, hour), maxSets: 3 });
+			assert.equal((await listBackups(storage)).length, 3);
+		});
+	});
+
+	describe('listing sets', () => {
+		it('skips a set without a readable manifest, and keeps a tool only when the manifest names one', async () => {
+			const storage = tree.file('storage');
+			const named = await backupOriginals(storage, 'Edit a', [fileChange(tree, 'ws/a.txt', 'alpha\n', 'x\n')], { tool: 'edit_file', createdAt: Date.UTC(2024, 0, 1, 3) });
+			const unnamed = await backupOriginals(storage, 'Edit b', [fileChange(tree, 'ws/b.txt', 'beta\n', 'y\n')], { createdAt: Date.UTC(2024, 0, 1, 2) });
+			const odd = await backupOriginals(storage, 'Edit a again', [fileChange(tree, 'ws/a.txt', 'alpha\n', 'z\n')], { createdAt: Date.UTC(2024, 0, 1, 1) });
+			const manifest = path.join(odd.set.dir, 'manifest.json');
+			fs.writeFileSync(manifest, JSON.stringify({ ...JSON.parse(fs.readFileSync(manifest, 'utf8')), tool: 42 }));
+			fs.mkdirSync(path.join(storage, 'backups', '20240101-040000-crashed'));
+			fs.writeFileSync(path.join(storage, 'backups', '20240101-040000-crashed', '0-a.txt'), 'half');
+			const broken = path.join(storage, 'backups', '20240101-050000-broken');
+			fs.mkdirSync(broken);
+			fs.writeFileSync(path.join(broken, 'manifest.json'), '{"title": "cut off');
+			const sets = await listBackups(storage);
+			assert.deepEqual(sets.map(set => set.id), [named.set.id, unnamed.set.id, odd.set.id]);
+			assert.equal(sets[0].tool, 'edit_file');
+			assert.ok(!('tool' in sets[1]), 'no tool in the manifest');
+			assert.ok(!('tool' in sets[2]), 'a tool that is not a string');
+			assert.deepEqual(sets[0], named.set);
+		});
+	});
+
+	describe('restoring', () => {
+		function setWith(files: BackupSet['files'], copies: Record<string, string> = {}): BackupSet {
+			const dir = tree.file('storage/backups/set');
+			fs.mkdirSync(dir, { recursive: true });
+			for (const [name, bytes] of Object.entries(copies)) fs.writeFileSync(path.join(dir, name), bytes);
+			return { id: 'set', dir, title: 'a set', createdAt: 1, files };
+		}
+
+		it('moves a moved file back with its old bytes', async () => {
+			fs.renameSync(tree.file('ws/a.txt'), tree.file('ws/c.txt'));
+			fs.writeFileSync(tree.file('ws/c.txt'), 'changed\n');
+			const set = setWith([{ path: tree.file('ws/a.txt'), displayPath: 'a.txt', existed: true, copy: '0-a.txt', movedTo: tree.file('ws/c.txt') }], { '0-a.txt': 'alpha\n' });
+			const [change, ...rest] = await restoreChanges(set, display);
+			assert.deepEqual(rest, []);
+			assert.deepEqual([change.path, text(change.before), text(change.after), change.movedTo], [tree.file('ws/c.txt'), 'changed\n', 'alpha\n', { path: tree.file('ws/a.txt'), displayPath: 'a.txt' }]);
+		});
+
+		it('recreates a moved file at its old place when its new place was deleted since', async () => {
+			fs.rmSync(tree.file('ws/a.txt'));
+			const set = setWith([{ path: tree.file('ws/a.txt'), displayPath: 'a.txt', existed: true, copy: '0-a.txt', movedTo: tree.file('ws/c.txt') }], { '0-a.txt': 'alpha\n' });
+			const changes = await restoreChanges(set, display);
+			assert.deepEqual(changes.map(change => [change.path, change.displayPath, text(change.before), text(change.after), change.movedTo]), [[tree.file('ws/a.txt'), 'a.txt', null, 'alpha\n', undefined]]);
+		});
+
+		it('deletes the new place of a moved file that has no copy, and creates nothing', async () => {
+			fs.writeFileSync(tree.file('ws/c.txt'), 'made\n');
+			const set = setWith([{ path: tree.file('ws/a.txt'), displayPath: 'a.txt', existed: false, movedTo: tree.file('ws/c.txt') }]);
+			const changes = await restoreChanges(set, display);
+			assert.deepEqual(changes.map(change => [change.path, text(change.before), text(change.after), change.movedTo]), [[tree.file('ws/c.txt'), 'made\n', null, undefined]]);
+		});
+
+		it('deletes a file the change created, skips one deleted since, and brings back one deleted since that existed', async () => {
+			fs.writeFileSync(tree.file('ws/new.txt'), 'created\n');
+			fs.rmSync(tree.file('ws/b.txt'));
+			const set = setWith([
+				{ path: tree.file('ws/new.txt'), displayPath: 'new.txt', existed: false },
+				{ path: tree.file('ws/gone.txt'), displayPath: 'gone.txt', existed: false },
+				{ path: tree.file('ws/b.txt'), displayPath: 'b.txt', existed: true, copy: '2-b.txt' },
+			], { '2-b.txt': 'beta\n' });
+			const changes = await restoreChanges(set, display);
+			assert.deepEqual(changes.map(change => [change.displayPath, text(change.before), text(change.after), change.movedTo]), [['new.txt', 'created\n', null, undefined], ['b.txt', null, 'beta\n', undefined]]);
+		});
+
+		it('trusts a manifest entry that says the file was created over a stray copy in the set', async () => {
+			const set = setWith([{ path: tree.file('ws/a.txt'), displayPath: 'a.txt', existed: false, copy: '0-a.txt' }], { '0-a.txt': 'stray\n' });
+			const changes = await restoreChanges(set, display);
+			assert.deepEqual(changes.map(change => [text(change.before), text(change.after)]), [['alpha\n', null]]);
+		});
+
+		it('a patch that moves, creates and deletes is undone by committing its restore, even after the moved file was deleted', async () => {
+			const storage = tree.file('storage');
+			const h = makeHarness(tree.file('ws'), { storageDir: storage, settings: { approval: 'never' } });
+			await h.text('apply_patch', { patch: '*** Begin Patch\n*** Update File: a.txt\n*** Move to: c.txt\n@@\n-alpha\n+ALPHA\n*** Add File: new.txt\n+created\n*** Delete File: b.txt\n*** End Patch' });
+			fs.rmSync(tree.file('ws/c.txt'));
+			const [set] = await listBackups(storage);
+			const env = createNodeEnvironment({ roots: [tree.file('ws')], storageDir: storage });
+			const ctx: ChangeContext = { tool: 'restore', boundary: await env.boundary(), host: env.host, state: createChangeState(), signal: new AbortController().signal, settings: { showDiffs: 'never' }, note: () => undefined };
+			await commitPlan(ctx, await planChange(ctx, 'Restore', await restoreChanges(set, display)), true);
+			assert.deepEqual(fs.readdirSync(tree.file('ws')).sort(), ['a.txt', 'b.txt']);
+			assert.deepEqual([fs.readFileSync(tree.file('ws/a.txt'), 'utf8'), fs.readFileSync(tree.file('ws/b.txt'), 'utf8')], ['alpha\n', 'beta\n']);
+		});
+	});
+
+	describe('a host that writes in place', () => {
+		it('gets copies through edit_file: while it writes, no backup is a name of the file it rewrites', async () => {
+			const storage = tree.file('storage');
+			const seen: { nlink: number; backup: string }[] = [];
+			const h = makeHarness(tree.file('ws'), { storageDir: storage, settings: { approval: 'never' }, applyChanges: async changes => {
+				for (const change of changes) {
+					const nlink = fs.statSync(change.path).nlink;
+					fs.writeFileSync(change.path, wholeBytes(change.after!));
+					const [set] = await listBackups(storage);
+					seen.push({ nlink, backup: fs.readFileSync(path.join(set.dir, set.files[0].copy!), 'utf8') });
+				}
+			} });
+			await h.text('edit_file', { path: 'a.txt', edits: [{ oldText: 'alpha', newText: 'ALPHA' }] });
+			assert.deepEqual(seen, [{ nlink: 1, backup: 'alpha\n' }]);
+			assert.equal(fs.readFileSync(tree.file('ws/a.txt'), 'utf8'), 'ALPHA\n');
+		});
+	});
+});

@@ -29,12 +29,13 @@ describe('backup sets', () => {
 	});
 
 	describe('keeping sets', () => {
-		it('keeps only the newest sets beyond the limit, whatever order the folder lists them in', async () => {
+		it('keeps only the newest sets beyond the limit, whatever order they were made or listed in', async () => {
 			const storage = tree.file('storage');
-			const times = [1, 2, 3, 4, 5, 6, 7, 8].map(hour => Date.UTC(2024, 0, 1, hour));
+			// Made out of time order: a prune that took the folder's listing order would keep the wrong ones.
+			const times = [5, 1, 8, 3, 7, 2, 6, 4].map(hour => Date.UTC(2024, 0, 1, hour));
 			for (const createdAt of times) await backupOriginals(storage, `set at ${createdAt}`, [fileChange(tree, 'ws/a.txt', 'alpha\n', 'x\n')], { createdAt, maxSets: 3 });
 			const kept = await listBackups(storage);
-			assert.deepEqual(kept.map(set => set.createdAt), times.slice(-3).reverse());
+			assert.deepEqual(kept.map(set => set.createdAt), [8, 7, 6].map(hour => Date.UTC(2024, 0, 1, hour)));
 			assert.equal(fs.readdirSync(path.join(storage, 'backups')).length, 3);
 			assert.equal(fs.readFileSync(path.join(kept[2].dir, kept[2].files[0].copy!), 'utf8'), 'alpha\n');
 		});
@@ -65,6 +66,7 @@ describe('backup sets', () => {
 			assert.ok(!('tool' in sets[1]), 'no tool in the manifest');
 			assert.ok(!('tool' in sets[2]), 'a tool that is not a string');
 			assert.deepEqual(sets[0], named.set);
+			assert.equal(fs.statSync(path.join(named.set.dir, 'manifest.json')).mode & 0o777, 0o600, 'the manifest names the user\'s files: owner-only');
 		});
 	});
 

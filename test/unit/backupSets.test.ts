@@ -47,6 +47,18 @@ describe('backup sets', () => {
 		});
 	});
 
+	describe('virtual workspaces', () => {
+		it('back up the bytes each change was planned on, and record a created file as one to delete', async () => {
+			const storage = tree.file('storage');
+			const edited = fileChange(tree, 'ws/a.txt', 'planned on\n', 'x\n');
+			const created = fileChange(tree, 'ws/new.txt', null, 'made\n');
+			const { set, copies } = await backupOriginals(storage, 'Edit', [edited, created], { fromPlan: true });
+			assert.deepEqual(set.files.map(file => [file.displayPath, file.existed, file.copy]), [[edited.displayPath, true, '0-a.txt'], [created.displayPath, false, undefined]]);
+			assert.deepEqual(copies.map(copy => fs.readFileSync(copy, 'utf8')), ['planned on\n']);
+			assert.equal(fs.statSync(copies[0]).mode & 0o777, 0o600);
+		});
+	});
+
 	describe('listing sets', () => {
 		it('skips a set without a readable manifest, and keeps a tool only when the manifest names one', async () => {
 			const storage = tree.file('storage');

@@ -9,7 +9,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { FILES, filePatch, makeTree } from './patch.bench.mjs';
+import { FILES, writeInputs } from './patch.bench.mjs';
 
 const [first, second, rounds = '10', mode = 'full'] = process.argv.slice(2);
 if (!first || !second || !['full', 'stage'].includes(mode)) {
@@ -55,10 +55,7 @@ function once(repo, root, storage, patchFile) {
 const median = values => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'tb-ab-patch-')));
 try {
-	const pristine = path.join(dir, 'pristine');
-	makeTree(pristine);
-	const patchFile = path.join(dir, 'change.patch');
-	fs.writeFileSync(patchFile, `${Array.from({ length: FILES }, (_, index) => filePatch(index)).join('\n')}\n`);
+	const { pristine, patchFile } = writeInputs(dir);
 	const runs = checkouts.map(() => []);
 	const gitMs = [];
 	for (let round = 0; round < Number(rounds); round++) {

@@ -30,7 +30,7 @@ function fileLines(index) {
 }
 
 /** A hunk every LINES / HUNKS_PER_FILE lines: 3 context lines, one line replaced by two, 3 context lines. */
-export function filePatch(index) {
+function filePatch(index) {
 	const lines = fileLines(index);
 	const name = fileName(index);
 	const out = [`diff --git a/${name} b/${name}`, 'index 0000001..0000002 100644', `--- a/${name}`, `+++ b/${name}`];
@@ -49,7 +49,7 @@ export function filePatch(index) {
 	return out.join('\n');
 }
 
-export function makeTree(root) {
+function makeTree(root) {
 	for (let index = 0; index < FILES; index++) {
 		const file = path.join(root, fileName(index));
 		fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -103,13 +103,19 @@ function git(dir, pristine, patchFile, run) {
 	return { ms, root };
 }
 
+/** The bench's inputs in `dir`: the tree as it is before the patch (`pristine`) and the patch file. */
+export function writeInputs(dir) {
+	const pristine = path.join(dir, 'pristine');
+	makeTree(pristine);
+	const patchFile = path.join(dir, 'change.patch');
+	fs.writeFileSync(patchFile, `${Array.from({ length: FILES }, (_, index) => filePatch(index)).join('\n')}\n`);
+	return { pristine, patchFile };
+}
+
 export default async function () {
 	const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'tb-bench-patch-')));
 	try {
-		const pristine = path.join(dir, 'pristine');
-		makeTree(pristine);
-		const patchFile = path.join(dir, 'change.patch');
-		fs.writeFileSync(patchFile, `${Array.from({ length: FILES }, (_, index) => filePatch(index)).join('\n')}\n`);
+		const { pristine, patchFile } = writeInputs(dir);
 
 		const oursRuns = [];
 		const stageRuns = [];

@@ -31,7 +31,11 @@ async function cli(args: string[]): Promise<{ code: number; stdout: string; stde
 describe('CLI', () => {
 	let tree: ReturnType<typeof makeTree>;
 	beforeEach(() => { tree = makeTree({ 'a.txt': 'alpha\nbeta\n', 'input.json': '{"path":"a.txt","offset":2}' }); });
-	afterEach(() => tree.cleanup());
+	afterEach(() => {
+		// Runs without --storage keep backups and logs where a person's would be: that folder is this test's to remove.
+		fs.rmSync(cliStorageDir([tree.root]), { recursive: true, force: true });
+		tree.cleanup();
+	});
 
 	it('lists every tool with its schema', async () => {
 		const { code, stdout } = await cli(['list']);

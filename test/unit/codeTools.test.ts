@@ -5,7 +5,7 @@ import { main } from '../../src/cli/main';
 import type { Diagnostic } from '../../src/core/context';
 import { CallItem, CodeActionInfo, EditOperation, LanguageServiceRefusal, LanguageServices, Readiness, SourceLocation, SourceRange } from '../../src/core/languages';
 import { resultText } from '../../src/core/results/result';
-import { makeHarness, makeTree } from './helpers';
+import { makeHarness, makeTree, testStorageDir } from './helpers';
 
 /** A language server that answers what each test says, and otherwise finds nothing (but is there). */
 function fakeLanguages(overrides: Partial<LanguageServices> = {}): LanguageServices & { asked: string[] } {
@@ -420,7 +420,7 @@ describe('code tools outside VS Code (CLI)', () => {
 		]);
 		const tree = makeTree({ 'a.ts': 'export const a = 1;\n' });
 		try {
-			const { code, stdout } = await cli(['run', 'find_references', '--root', tree.root, '--input', '{"path":"a.ts","line":1,"symbol":"a"}']);
+			const { code, stdout } = await cli(['run', 'find_references', '--root', tree.root, '--storage', testStorageDir(), '--input', '{"path":"a.ts","line":1,"symbol":"a"}']);
 			assert.equal(code, 1);
 			const result = JSON.parse(stdout);
 			assert.equal(result.error.code, 'unavailable');

@@ -1,7 +1,5 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 import type { ApprovalRequest } from '../../src/core/context';
 import { createNodeEnvironment } from '../../src/core/nodeHost';
 import { resultText } from '../../src/core/results/result';
@@ -12,7 +10,7 @@ import { CustomToolCatalog } from '../../src/tools/custom/catalog';
 import { formatProblem } from '../../src/tools/custom/definitions';
 import { toValidatingSchema } from '../../src/tools/custom/jsonSchema';
 import { validateInput } from '../../src/core/schema/validate';
-import { makeTree, withDeadline } from './helpers';
+import { makeTree, testStorageDir, withDeadline } from './helpers';
 
 const ECHO = '#!/bin/sh\ncat\n';
 
@@ -36,8 +34,7 @@ interface Workspace {
 /** A registry with the built-in tools and the custom tools of `root`, read once. */
 async function open(root: string, options: { approve?: boolean; trusted?: boolean; settings?: SettingsOverrides } = {}): Promise<Workspace> {
 	const asked: ApprovalRequest[] = [];
-	const storageDir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-storage-'));
-	storages.push(storageDir);
+	const storageDir = testStorageDir();
 	const env = createNodeEnvironment({
 		roots: [root], storageDir, trusted: options.trusted, settings: options.settings,
 		confirm: async request => {
@@ -51,11 +48,6 @@ async function open(root: string, options: { approve?: boolean; trusted?: boolea
 	registry.setCustomTools(catalog.tools);
 	return { registry, catalog, asked };
 }
-
-const storages: string[] = [];
-after(() => {
-	for (const dir of storages.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
-});
 
 /** Makes every `.sh` file of a tree executable, as a person would with chmod +x. */
 function executable(tree: ReturnType<typeof makeTree>, ...files: string[]): void {
@@ -159,7 +151,7 @@ describe('custom tools: definitions', () => {
 		try {
 			executable(tree, '.toolbelt/tools/pwd.sh');
 			executable(second, '.toolbelt/tools/pwd.sh');
-			const env = createNodeEnvironment({ roots: [tree.root, second.root], storageDir: fs.mkdtempSync(path.join(os.tmpdir(), 'tb-storage-')), confirm: async () => true });
+			const env = createNodeEnvironment({ roots: [tree.root, second.root], storageDir: testStorageDir(), confirm: async () => true });
 			const catalog = new CustomToolCatalog(env.boundary);
 			await catalog.reload();
 			const registry = new ToolRegistry(ALL_TOOLS, env);

@@ -6,10 +6,15 @@ import type { ApprovalRequest, FileChange } from '../../src/core/context';
 import { createNodeEnvironment, NodeEnvironmentOptions } from '../../src/core/nodeHost';
 import { resultText, ToolResult } from '../../src/core/results/result';
 import { ALL_TOOLS, InvokeOptions, ToolRegistry } from '../../src/tools';
+import { removeWhenTheRunEnds } from './tempRoot';
 
-/** A real temporary folder (in `parent`, default the OS temp folder) with the given files; removed by `cleanup`. */
+/**
+ * A real temporary folder (in `parent`, default the OS temp folder) with the given files; removed by
+ * `cleanup`, or when the run ends for a test that made another in its place.
+ */
 export function makeTree(files: Record<string, string | Uint8Array> = {}, parent = os.tmpdir()): { root: string; cleanup(): void; file(rel: string): string } {
 	const root = fs.realpathSync(fs.mkdtempSync(path.join(parent, 'tb-')));
+	removeWhenTheRunEnds(root);
 	for (const [rel, content] of Object.entries(files)) {
 		const target = path.join(root, rel);
 		fs.mkdirSync(path.dirname(target), { recursive: true });
@@ -69,14 +74,6 @@ export function stopProcessesIn(folder: string): void {
 	}
 }
 
-/** Storage folders made by harnesses, removed when the test run ends. */
-const storageDirs: string[] = [];
-if (typeof after === 'function') {
-	after(() => {
-		for (const dir of storageDirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
-	});
-}
-
 export interface Harness {
 	registry: ToolRegistry;
 	/** Every approval request the tools made, in order. */
@@ -98,7 +95,7 @@ export function makeHarness(
 ): Harness {
 	const asked: ApprovalRequest[] = [];
 	const env = createNodeEnvironment({
-		storageDir: newStorageDir(),
+		storageDir: testStorageDir(),
 		...options,
 		roots: Array.isArray(roots) ? roots : [roots],
 		confirm: async request => {
@@ -125,9 +122,10 @@ export function makeHarness(
 	};
 }
 
-function newStorageDir(): string {
+/** A storage folder (backups, command logs) for a tool host of a test, removed when the run ends. */
+export function testStorageDir(): string {
 	const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tb-storage-'));
-	storageDirs.push(dir);
+	removeWhenTheRunEnds(dir);
 	return dir;
 }
 

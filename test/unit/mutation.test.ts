@@ -13,7 +13,7 @@ import { createNodeEnvironment } from '../../src/core/nodeHost';
 import { resultText, textResult } from '../../src/core/results/result';
 import { ToolRegistry } from '../../src/tools/registry';
 import { defineTool } from '../../src/tools/tool';
-import { fileChange, makeHarness, makeTree } from './helpers';
+import { fileChange, makeHarness, makeTree, testStorageDir } from './helpers';
 
 const tick = () => new Promise(resolve => setTimeout(resolve, 5));
 
@@ -214,7 +214,7 @@ describe('stale writes: a same-size change on disk is a change too', () => {
 				return pendingChange(ctx, `Edit ${target.display}`, [{ path: target.absolute, displayPath: target.display, before: current.bytes, after: Buffer.from('mine\n') }], () => textResult('edited'));
 			},
 		});
-		return new ToolRegistry([tool], createNodeEnvironment({ roots: [tree.root], confirm: async request => (asked.push(request), true) }));
+		return new ToolRegistry([tool], createNodeEnvironment({ roots: [tree.root], storageDir: testStorageDir(), confirm: async request => (asked.push(request), true) }));
 	}
 
 	// Another size is refused before anyone is asked; the same size only by the bytes, after.
@@ -254,7 +254,7 @@ describe('the change pipeline, planned and committed', () => {
 				return pendingChange(ctx, 'Commit these', prepared, () => textResult('committed'));
 			},
 		});
-		return new ToolRegistry([tool], createNodeEnvironment({ roots: [tree.root], confirm: async () => true, ...options }));
+		return new ToolRegistry([tool], createNodeEnvironment({ roots: [tree.root], storageDir: testStorageDir(), confirm: async () => true, ...options }));
 	}
 	const change = (rel: string, before: string | null, after: string | null, movedTo?: string) => fileChange(tree, rel, before, after, movedTo);
 

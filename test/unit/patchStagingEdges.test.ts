@@ -7,7 +7,7 @@ import { preparePatch, type StagedPatch } from '../../src/core/patch/apply';
 import { textResult } from '../../src/core/results/result';
 import { ToolRegistry } from '../../src/tools/registry';
 import { defineTool } from '../../src/tools/tool';
-import { makeHarness, makeTree } from './helpers';
+import { makeHarness, makeTree, testStorageDir } from './helpers';
 
 const envelope = (...lines: string[]) => ['*** Begin Patch', ...lines, '*** End Patch'].join('\n');
 
@@ -33,7 +33,7 @@ describe('apply_patch: staging sequences and what a patch locks', () => {
 				return textResult('staged');
 			},
 		});
-		const registry = new ToolRegistry([probe], createNodeEnvironment({ roots: [tree.root], confirm: async () => true }));
+		const registry = new ToolRegistry([probe], createNodeEnvironment({ roots: [tree.root], storageDir: testStorageDir(), confirm: async () => true }));
 		const result = await registry.invoke('stage_probe', {});
 		if (result.error) throw Object.assign(new Error(result.error.message), { code: result.error.code });
 		return outcome!;

@@ -6,7 +6,7 @@ import { resultText } from '../../src/core/results/result';
 import { ALL_TOOLS, ToolRegistry } from '../../src/tools';
 import { canonicalJson, MAX_PENDING_CALLS, PENDING_CALL_TTL_MS, PendingCalls } from '../../src/tools/pendingCalls';
 import type { ToolDefinition } from '../../src/tools/tool';
-import { makeTree } from './helpers';
+import { makeTree, testStorageDir } from './helpers';
 import { wholeBytes } from '../../src/core/files/splicedBytes';
 
 /** Chat's flow: prepareInvocation previews the call, VS Code shows the request, invoke commits it. */
@@ -24,7 +24,7 @@ describe('preview once, commit what was approved', () => {
 	/** The real tools, each counting how often its body (the planning) runs. */
 	function setup(settings = {}) {
 		const env = createNodeEnvironment({
-			roots: [tree.root], settings, storageDir: fs.mkdtempSync(`${tree.root}-storage-`),
+			roots: [tree.root], settings, storageDir: testStorageDir(),
 			confirm: async request => { asked.push(request); return true; },
 		});
 		const counted = ALL_TOOLS.map(tool => ({ ...tool, run: (input: never, ctx: never) => { plannings++; return tool.run(input, ctx); } }) as ToolDefinition);

@@ -6,7 +6,7 @@ import { resultText, textResult } from '../../src/core/results/result';
 import { stringEnum } from '../../src/core/schema/stringEnum';
 import { ToolRegistry } from '../../src/tools/registry';
 import { defineTool } from '../../src/tools/tool';
-import { makeHarness, makeTree } from './helpers';
+import { makeHarness, makeTree, testStorageDir } from './helpers';
 
 /** A mutating tool that records what it would write, to test the approval flow without files. */
 function fakeTools(log: string[], plans: string[] = []) {
@@ -64,7 +64,7 @@ describe('ToolRegistry', () => {
 	let asked: ApprovalRequest[];
 	let answer: boolean;
 	const registry = (settings = {}, trusted = true) => new ToolRegistry(fakeTools(log), createNodeEnvironment({
-		roots: [tree.root], settings, trusted,
+		roots: [tree.root], storageDir: testStorageDir(), settings, trusted,
 		confirm: async request => { asked.push(request); return answer; },
 	}));
 
@@ -280,7 +280,7 @@ describe('mergeSettings', () => {
 	it('applies per-call overrides without dropping the other limits', async () => {
 		const tree = makeTree({ 'a.txt': 'one\ntwo\nthree\n' });
 		try {
-			const registry = new ToolRegistry((await import('../../src/tools')).ALL_TOOLS, createNodeEnvironment({ roots: [tree.root] }));
+			const registry = new ToolRegistry((await import('../../src/tools')).ALL_TOOLS, createNodeEnvironment({ roots: [tree.root], storageDir: testStorageDir() }));
 			const result = await registry.invoke('read_file', { path: 'a.txt' }, { settings: { limits: { readLines: 2 } } as any });
 			assert.match(resultText(result), /^a\.txt: lines 1–2 of 3\n1\tone\n2\ttwo\n/);
 		} finally {

@@ -7,7 +7,7 @@ import { createNodeEnvironment } from '../../src/core/nodeHost';
 import { resultText, ResultMetadata, textResult, ToolResult } from '../../src/core/results/result';
 import { ToolRegistry } from '../../src/tools/registry';
 import { defineTool } from '../../src/tools/tool';
-import { makeTree } from './helpers';
+import { makeTree, testStorageDir } from './helpers';
 import { MemoryFileSystem } from './support/memoryFileSystem';
 
 /** Tools whose behaviour a test sets: what they return, what they note, whether they wait or fail. */
@@ -37,7 +37,7 @@ describe('ToolRegistry: events, cancellation and refusals at their edges', () =>
 	let tree: ReturnType<typeof makeTree>;
 	let asked: ApprovalRequest[];
 	const registry = (behaviour: Parameters<typeof tools>[0] = {}, settings = {}, answer = true) => new ToolRegistry(tools(behaviour), createNodeEnvironment({
-		roots: [tree.root], settings, confirm: async request => { asked.push(request); return answer; },
+		roots: [tree.root], storageDir: testStorageDir(), settings, confirm: async request => { asked.push(request); return answer; },
 	}));
 	const events = (reg: ToolRegistry) => {
 		const seen: ToolEvent[] = [];
@@ -158,7 +158,7 @@ describe('ToolRegistry: what a call is told, what it reports, which tools it lis
 		defineTool({ ...common, name: 'sudden', group: 'read', mutating: false, run: () => { throw new TypeError('sudden'); } }),
 	];
 	const registry = (settings = {}, fileSystem?: MemoryFileSystem) => new ToolRegistry(definitions, createNodeEnvironment({
-		roots: fileSystem ? ['/ws'] : [tree.root], settings, fileSystem, confirm: async request => { asked.push(request); return true; },
+		roots: fileSystem ? ['/ws'] : [tree.root], storageDir: testStorageDir(), settings, fileSystem, confirm: async request => { asked.push(request); return true; },
 	}));
 	const endOf = async (reg: ToolRegistry, name: string, options = {}): Promise<{ result: ToolResult; end: ToolEvent }> => {
 		const seen: ToolEvent[] = [];

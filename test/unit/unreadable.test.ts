@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { makeTree } from './helpers';
+import { makeTree, testStorageDir } from './helpers';
 
 const CLI = path.join(__dirname, '..', '..', 'src', 'cli', 'main.js');
 const NOBODY = 65534;
@@ -13,8 +13,9 @@ const NOBODY = 65534;
  */
 describe('unreadable and read-only files (as an unprivileged user)', function () {
 	let tree: ReturnType<typeof makeTree>;
+	let storage: string;
 	const asNobody = (tool: string, input: object) => {
-		const run = spawnSync(process.execPath, [CLI, 'run', tool, '--root', tree.root, '--input', JSON.stringify(input), '--yes'], { uid: NOBODY, gid: NOBODY, encoding: 'utf8' });
+		const run = spawnSync(process.execPath, [CLI, 'run', tool, '--root', tree.root, '--input', JSON.stringify(input), '--yes', '--storage', storage], { uid: NOBODY, gid: NOBODY, encoding: 'utf8' });
 		return JSON.parse(run.stdout) as { content: { text: string }[]; error?: { code: string; message: string } };
 	};
 	const text = (result: { content: { text: string }[] }) => result.content.map(part => part.text).join('\n');
@@ -24,6 +25,9 @@ describe('unreadable and read-only files (as an unprivileged user)', function ()
 		// The CLI must be reachable for that user: not so in a private folder (a 0700 home, Stryker's sandbox).
 		const probe = spawnSync(process.execPath, ['-e', `require('fs').accessSync(${JSON.stringify(CLI)}, require('fs').constants.R_OK)`], { uid: NOBODY, gid: NOBODY });
 		if (probe.status !== 0) this.skip();
+		// That user's own private storage, not the default one in the temp folder.
+		storage = testStorageDir();
+		fs.chownSync(storage, NOBODY, NOBODY);
 	});
 
 	beforeEach(() => {

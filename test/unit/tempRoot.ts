@@ -10,7 +10,9 @@ import * as path from 'node:path';
  * (after removing it), so a leak shows the day it is made instead of piling up in the machine's
  * /tmp. Sticky and open to all like /tmp, since some tests run tools as another user.
  */
-const runRoot = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'toolbelt-unit-')));
+const PREFIX = 'toolbelt-unit-';
+removeFoldersOfDeadRuns(os.tmpdir());
+const runRoot = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), `${PREFIX}${process.pid}-`)));
 fs.chmodSync(runRoot, 0o1777);
 process.env.TMPDIR = runRoot;
 process.on('exit', () => fs.rmSync(runRoot, { recursive: true, force: true }));
@@ -38,5 +40,23 @@ function isEmptyFolder(at: string): boolean {
 		return fs.readdirSync(at).length === 0;
 	} catch {
 		return false;
+	}
+}
+
+/** Folders of runs whose process is gone without its exit handler (Stryker stops its test processes with a signal). */
+function removeFoldersOfDeadRuns(tmp: string): void {
+	for (const name of fs.readdirSync(tmp)) {
+		if (!name.startsWith(PREFIX)) continue;
+		const pid = Number.parseInt(name.slice(PREFIX.length), 10);
+		if (pid > 0 && !isAlive(pid)) fs.rmSync(path.join(tmp, name), { recursive: true, force: true });
+	}
+}
+
+function isAlive(pid: number): boolean {
+	try {
+		process.kill(pid, 0);
+		return true;
+	} catch (error) {
+		return (error as NodeJS.ErrnoException).code === 'EPERM';
 	}
 }

@@ -39,9 +39,19 @@ export function windowPattern(options: { readonly pattern: string; readonly fixe
 	// A Unicode word boundary between a lead and a tail sends rg's regex engine off its fast path on
 	// non-ASCII text (40-70× slower, measured); with the tail alone it stays fast, and only a line
 	// too long to be read whole then loses the part of its window before the match.
-	if (!options.fixedStrings && WORD_BOUNDARY.test(body)) return { regex: `(?:${body})(?-u:[^\\n]){0,${WINDOW_TAIL}}`, lead: 0 };
-	return { regex: `(?-u:[^\\n]){0,${WINDOW_LEAD}}(?:${body})(?-u:[^\\n]){0,${WINDOW_TAIL}}`, lead: WINDOW_LEAD };
+	if (!options.fixedStrings && WORD_BOUNDARY.test(body)) return { regex: `(?:${body})${TAIL}`, lead: 0 };
+	return { regex: `(?-u:[^\\n]){0,${WINDOW_LEAD}}(?:${body})${TAIL}`, lead: WINDOW_LEAD };
 }
+
+/**
+ * Up to WINDOW_TAIL bytes, written twice as alternatives: the second never changes a match (the
+ * first is tried first and matches whatever it could), but it makes rg 15's regex engine skip
+ * start-up work it does for a small wrapped pattern and not for a larger one: a search's start
+ * took ~6 ms longer with the tail written once (rg on a one-line file: 9.6 against 3.9 ms, and
+ * 3.5 ms for the pattern unwrapped), its search no faster.
+ */
+const TAIL_ONCE = `(?-u:[^\\n]){0,${WINDOW_TAIL}}`;
+const TAIL = `(?:${TAIL_ONCE}|${TAIL_ONCE})`;
 
 /** `\b`, `\B`, `\<` or `\>` (not an escaped backslash followed by the letter). */
 const WORD_BOUNDARY = /(?<!\\)(?:\\\\)*\\[bB<>]/;

@@ -219,6 +219,33 @@ describe('rgJsonHandler', () => {
 		}
 	});
 
+	it('prints for the wrapped pattern exactly what the tail written once prints (the tail twice only speeds rg\'s start)', () => {
+		// Lines where each part of a wrapped match is cut short or runs full: a match near the start,
+		// near the end, several per line, at the line's last byte, in multi-byte text, in invalid
+		// UTF-8 (printed as base64), and a dense line; both variants (with a lead, and a tail only).
+		const text = Buffer.concat([
+			Buffer.from(`foo${'x'.repeat(500)}\n${'y'.repeat(50)}foo${'z'.repeat(200)}\n${'w'.repeat(1000)}foo\n`),
+			Buffer.from(`${'ab foo '.repeat(300)}\n${'é'.repeat(400)}foo${'ü'.repeat(400)}\n${'foo'.repeat(2000)}\n`),
+			Buffer.from([0xff, 0xfe, 0x66, 0x6f, 0x6f, 0xc3, 0x0a]),
+			Buffer.from(`${'q'.repeat(120)} foo ${'r'.repeat(600)}`),
+		]);
+		const tree = makeTree({ 'w.txt': text });
+		try {
+			const search = (regex: string) => execFileSync(rgPath(), ['--json', '--no-config', '--regexp', regex, '--', 'w.txt'], { cwd: tree.root, maxBuffer: 16 << 20 }).toString('utf8').replace(/"elapsed":\{[^}]*\}/g, '').replace(/"(?:secs|nanos|human)":[^,}]*/g, '');
+			const tailOnce = '(?-u:[^\\n]){0,304}';
+			const variants: [string, string, number][] = [['foo', `(?-u:[^\\n]){0,100}(?:foo)${tailOnce}`, 8], ['\\bfoo\\b', `(?:\\bfoo\\b)${tailOnce}`, 3]];
+			for (const [pattern, once, lines] of variants) {
+				const { regex } = windowPattern({ pattern, fixedStrings: false, pcre2: false });
+				assert.notEqual(regex, once);
+				const printed = search(regex);
+				assert.equal((printed.match(/"type":"match"/g) ?? []).length, lines, `${pattern}: the lines matched`);
+				assert.equal(printed, search(once), pattern);
+			}
+		} finally {
+			tree.cleanup();
+		}
+	});
+
 	it('counts a line of millions of escapes handed over in one piece', () => {
 		// 3.5 million times `a` and a newline inside the line: 7 million tokens, more than one regex
 		// pass over them can hold (it overflowed at 6 million); 10.5 MB of JSON in a single chunk.

@@ -257,6 +257,17 @@ describe('rgJsonHandler', () => {
 		assert.deepEqual((message.text as { bytes: Buffer }).bytes, Buffer.from('a\n'.repeat(CAPTURE_BYTES / 2)));
 	});
 
+	it('counts a long line that is not valid JSON (an unknown escape, a raw control character) an escape a byte', () => {
+		// Not what rg prints: the native JSON decoding refuses such a piece, and the count by escapes takes it.
+		const body = `${'ab\\q'.repeat(20_000)}\u0001x\t${'c'.repeat(100)}\\n`;
+		const json = `{"type":"context","data":{"path":{"text":"odd.txt"},"lines":{"text":"${body}"},"line_number":3,"absolute_offset":0,"submatches":[]}}\n`;
+		for (const [seed, max] of [[1, 50], [2, 5000], [3, 70_000]]) {
+			const [message] = linesOf(messagesOf(Buffer.from(json), 64, chunker(seed, max)));
+			assert.equal(message.lineNumber, 3);
+			assert.equal(message.text.length, 3 * 20_000 + 3 + 100, `seed ${seed}`);
+		}
+	});
+
 	it('holds a dense line\'s matches to one per window: a line of `a` searched for `a` prints about twice its length', () => {
 		const line = 'a'.repeat(300_000);
 		const tree = makeTree({ 'a.txt': `${line}\n` });

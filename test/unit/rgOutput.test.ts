@@ -219,6 +219,33 @@ describe('rgJsonHandler', () => {
 		}
 	});
 
+	it('prints for the wrapped pattern exactly what the tail written once prints (the tail twice only speeds rg\'s start)', () => {
+		// Lines where each part of a wrapped match is cut short or runs full: a match near the start,
+		// near the end, several per line, at the line's last byte, in multi-byte text, in invalid
+		// UTF-8 (printed as base64), and a dense line; both variants (with a lead, and a tail only).
+		const text = Buffer.concat([
+			Buffer.from(`foo${'x'.repeat(500)}\n${'y'.repeat(50)}foo${'z'.repeat(200)}\n${'w'.repeat(1000)}foo\n`),
+			Buffer.from(`${'ab foo '.repeat(300)}\n${'é'.repeat(400)}foo${'ü'.repeat(400)}\n${'foo'.repeat(2000)}\n`),
+			Buffer.from([0xff, 0xfe, 0x66, 0x6f, 0x6f, 0xc3, 0x0a]),
+			Buffer.from(`${'q'.repeat(120)} foo ${'r'.repeat(600)}`),
+		]);
+		const tree = makeTree({ 'w.txt': text });
+		try {
+			const search = (regex: string) => execFileSync(rgPath(), ['--json', '--no-config', '--regexp', regex, '--', 'w.txt'], { cwd: tree.root, maxBuffer: 16 << 20 }).toString('utf8').replace(/"elapsed":\{[^}]*\}/g, '').replace(/"(?:secs|nanos|human)":[^,}]*/g, '');
+			const tailOnce = '(?-u:[^\\n]){0,304}';
+			const variants: [string, string, number][] = [['foo', `(?-u:[^\\n]){0,100}(?:foo)${tailOnce}`, 8], ['\\bfoo\\b', `(?:\\bfoo\\b)${tailOnce}`, 3]];
+			for (const [pattern, once, lines] of variants) {
+				const { regex } = windowPattern({ pattern, fixedStrings: false, pcre2: false });
+				assert.notEqual(regex, once);
+				const printed = search(regex);
+				assert.equal((printed.match(/"type":"match"/g) ?? []).length, lines, `${pattern}: the lines matched`);
+				assert.equal(printed, search(once), pattern);
+			}
+		} finally {
+			tree.cleanup();
+		}
+	});
+
 	it('counts a line of millions of escapes handed over in one piece', () => {
 		// 3.5 million times `a` and a newline inside the line: 7 million tokens, more than one regex
 		// pass over them can hold (it overflowed at 6 million); 10.5 MB of JSON in a single chunk.
@@ -228,6 +255,17 @@ describe('rgJsonHandler', () => {
 		assert.equal(message.lineNumber, 7);
 		assert.equal(message.text.length, 2 * units + 1);
 		assert.deepEqual((message.text as { bytes: Buffer }).bytes, Buffer.from('a\n'.repeat(CAPTURE_BYTES / 2)));
+	});
+
+	it('counts a long line that is not valid JSON (an unknown escape, a raw control character) an escape a byte', () => {
+		// Not what rg prints: the native JSON decoding refuses such a piece, and the count by escapes takes it.
+		const body = `${'ab\\q'.repeat(20_000)}\u0001x\t${'c'.repeat(100)}\\n`;
+		const json = `{"type":"context","data":{"path":{"text":"odd.txt"},"lines":{"text":"${body}"},"line_number":3,"absolute_offset":0,"submatches":[]}}\n`;
+		for (const [seed, max] of [[1, 50], [2, 5000], [3, 70_000]]) {
+			const [message] = linesOf(messagesOf(Buffer.from(json), 64, chunker(seed, max)));
+			assert.equal(message.lineNumber, 3);
+			assert.equal(message.text.length, 3 * 20_000 + 3 + 100, `seed ${seed}`);
+		}
 	});
 
 	it('holds a dense line\'s matches to one per window: a line of `a` searched for `a` prints about twice its length', () => {

@@ -82,6 +82,24 @@ describe('backups by hard link under attack', () => {
 		assert.equal(modeOf(backup.copies[0]), 0o600);
 	});
 
+	it('a file rewritten in place to another size with its mtime put back (cp -p, rsync -t) before the seal is backed up with the checked bytes', async () => {
+		// A whole second, which utimes sets exactly (a stat's sub-millisecond mtime would not survive it).
+		const mtime = new Date(Date.UTC(2024, 0, 1, 3));
+		fs.utimesSync(tree.file('ws/a.txt'), mtime, mtime);
+		const change = fileChange(tree, 'ws/a.txt', ORIGINAL, 'new\n');
+		const checked = sourceOf('ws/a.txt');
+		const backup = await backupOriginals(tree.file('storage'), 'Edit a', [change], { onDisk: new Map([[change.path, change.before as Uint8Array]]), replaced: new Map([[change.path, checked]]) });
+		assert.equal(backup.linked.length, 1);
+		// Only the size tells this write apart: the mtime is the one checked again.
+		fs.writeFileSync(tree.file('ws/a.txt'), 'a longer text written in place\n');
+		fs.utimesSync(tree.file('ws/a.txt'), mtime, mtime);
+		assert.equal(fs.statSync(tree.file('ws/a.txt')).mtimeMs, checked.identity.mtimeMs);
+		replaceByRename('ws/a.txt', 'new\n');
+		await sealBackups(backup.linked);
+		assert.equal(fs.readFileSync(backup.copies[0], 'utf8'), ORIGINAL);
+		assert.equal(modeOf(backup.copies[0]), 0o600);
+	});
+
 	it('a third name made between the link and the seal gets a copy of the checked bytes; that name keeps the file', async () => {
 		const change = fileChange(tree, 'ws/a.txt', ORIGINAL, 'new\n');
 		const backup = await backupOriginals(tree.file('storage'), 'Edit a', [change], { onDisk: new Map([[change.path, change.before as Uint8Array]]), replaced: new Map([[change.path, sourceOf('ws/a.txt')]]) });

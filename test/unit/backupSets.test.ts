@@ -80,6 +80,20 @@ describe('backup sets', () => {
 			assert.deepEqual(sets[0], named.set);
 			assert.equal(fs.statSync(path.join(named.set.dir, 'manifest.json')).mode & 0o777, 0o600, 'the manifest names the user\'s files: owner-only');
 		});
+		it('lists two sets made within one second newest first, though their names then sort by a random suffix', async () => {
+			// A set's name holds its time to the second and a random suffix: within one second the
+			// names' order is a coin toss, so only the manifest's time can order the sets.
+			const second = Date.UTC(2024, 0, 1, 3);
+			for (let attempt = 0; attempt < 40; attempt++) {
+				const storage = tree.file(`storage-${attempt}`);
+				const older = await backupOriginals(storage, 'older', [fileChange(tree, 'ws/a.txt', 'alpha\n', 'x\n')], { createdAt: second + 100 });
+				const newer = await backupOriginals(storage, 'newer', [fileChange(tree, 'ws/a.txt', 'alpha\n', 'y\n')], { createdAt: second + 900 });
+				if (newer.set.id.localeCompare(older.set.id) > 0) continue;
+				assert.deepEqual((await listBackups(storage)).map(set => set.title), ['newer', 'older']);
+				return;
+			}
+			assert.fail('40 pairs of sets in one second all had names in time order');
+		});
 	});
 
 	describe('restoring', () => {

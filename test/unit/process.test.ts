@@ -7,7 +7,7 @@ import {
 	commandEnv, groupAlive, procStat, pruneLogs, runProcess, RunOptions, shellInvocation, SpawnError,
 } from '../../src/core/commands/process';
 import { resultText } from '../../src/core/results/result';
-import { makeHarness, makeTree, stopProcessesIn } from './helpers';
+import { makeHarness, makeTree, stopProcessesIn, withDeadline } from './helpers';
 
 /** Running, as opposed to gone or a zombie nobody reaps (PID 1 of some containers never does). */
 function running(pid: number): boolean {
@@ -47,12 +47,20 @@ async function until(check: () => boolean, ms = 3000): Promise<boolean> {
 	return check();
 }
 
+/**
+ * How long one command of these tests may take. The slowest whole test of the commands group took
+ * 2.3 s beside a mutation run (load 3–4); a run of its own takes under 1 s.
+ */
+const RUN_DEADLINE_MS = 5_000;
+
 describe('process runner', function () {
 	this.timeout(20_000);
 	let dir: string;
 	let logDir: string;
+	// Every command here ends (or is stopped) within a second; the deadline turns a runner that
+	// never returns into a failure of this test, not a wait for mocha's or Stryker's timeout.
 	const run = (command: string, extra: Partial<RunOptions> = {}) =>
-		runProcess({ command, cwd: dir, maxOutputBytes: 64 * 1024, logDir, graceMs: 300, ...extra });
+		withDeadline(runProcess({ command, cwd: dir, maxOutputBytes: 64 * 1024, logDir, graceMs: 300, ...extra }), RUN_DEADLINE_MS, `runProcess(${command}) did not return`);
 
 	beforeEach(() => {
 		dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'tb-proc-')));

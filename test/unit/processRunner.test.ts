@@ -54,7 +54,7 @@ describe('process runner: streams, logs and signals', function () {
 	this.timeout(20_000);
 	let dir: string;
 	const run = (command: string, extra: Partial<RunOptions> = {}) =>
-		withDeadline(runProcess({ command, cwd: dir, maxOutputBytes: 64 * 1024, graceMs: 300, ...extra }), 10_000, `runProcess(${command}) did not return`);
+		withDeadline(runProcess({ command, cwd: dir, maxOutputBytes: 64 * 1024, graceMs: 300, ...extra }), 5_000, `runProcess(${command}) did not return`);
 
 	beforeEach(() => { dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'tb-runner-'))); });
 	afterEach(() => {

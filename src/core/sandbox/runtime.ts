@@ -109,6 +109,16 @@ function hostTools(host: SandboxHostOptions): { platform: NodeJS.Platform; bwrap
 	return { platform, bwrap, key: `${platform}\0${bwrap}` };
 }
 
+/**
+ * Forgets every probe's answer. For tests only: mutation testing runs the tests once per planted
+ * bug in one process, and a probe answered under a bug in the bubblewrap arguments would otherwise
+ * answer for every later run ("not sandboxed"), failing tests for a bug they do not have.
+ */
+export function forgetSandboxProbes(): void {
+	probes.clear();
+	answered.clear();
+}
+
 /** Whether this host can sandbox, probed once per host and tool path: `bwrap … true` must run. */
 export function sandboxAvailability(host: SandboxHostOptions = {}): Promise<Availability> {
 	const { platform, bwrap, key } = hostTools(host);

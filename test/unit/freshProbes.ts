@@ -1,0 +1,13 @@
+import { forgetSandboxProbes } from '../../src/core/sandbox/runtime';
+
+/**
+ * Loaded by mocha before any test file (.mocharc.json `require`). Stryker runs mocha once per
+ * planted bug, in one process: a sandbox probe made under a bug in bwrap.ts (a mount hiding /usr,
+ * say) was kept for every later run, whose sandboxed tests then failed ("Not sandboxed: …") for a
+ * bug they did not have, counting as kills. Each run probes afresh.
+ */
+export const mochaHooks = {
+	beforeAll(): void {
+		forgetSandboxProbes();
+	},
+};

@@ -10,7 +10,7 @@ import { CustomToolCatalog } from '../../src/tools/custom/catalog';
 import { formatProblem } from '../../src/tools/custom/definitions';
 import { toValidatingSchema } from '../../src/tools/custom/jsonSchema';
 import { validateInput } from '../../src/core/schema/validate';
-import { makeTree, testStorageDir, withDeadline } from './helpers';
+import { makeTree, needsSandbox, testStorageDir, withDeadline } from './helpers';
 
 const ECHO = '#!/bin/sh\ncat\n';
 
@@ -253,7 +253,7 @@ describe('custom tools: running', function () {
 
 	describe('in the sandbox', function () {
 		before(async function () {
-			if (process.platform !== 'linux' || !(await sandboxAvailability()).ok) this.skip();
+			needsSandbox(this, await sandboxAvailability());
 		});
 
 		it('runs sandboxed: it writes the workspace but not outside it', async () => {

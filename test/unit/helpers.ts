@@ -159,3 +159,15 @@ export function makeReadOnly(target: string): (() => void) | undefined {
 	}
 	return () => execFileSync('chattr', ['-i', target], { stdio: 'ignore' });
 }
+
+/**
+ * Skips a test that needs a working sandbox where there is none (no bubblewrap, no namespaces), so
+ * the suite runs anywhere; but where one is expected (TOOLBELT_EXPECT_SANDBOX, set by `npm test`
+ * on Linux and by the mutation runs) its absence fails instead: a planted bug that breaks
+ * bubblewrap's arguments must fail these tests, not skip them.
+ */
+export function needsSandbox(context: Mocha.Context, available: { ok: boolean; reason?: string } | undefined): void {
+	if (process.platform === 'linux' && available?.ok) return;
+	if (process.env.TOOLBELT_EXPECT_SANDBOX) throw new Error(`A working sandbox was expected (TOOLBELT_EXPECT_SANDBOX): ${available && !available.ok ? available.reason : `none on ${process.platform}`}`);
+	context.skip();
+}

@@ -17,7 +17,7 @@ import { decideSandbox, openSandbox, readOnlySearch, sandboxAvailability, Sandbo
 import { seatbeltProfile } from '../../src/core/sandbox/seatbelt';
 import type { SessionManager } from '../../src/core/commands/sessions';
 import { defaultSettings, mergeSettings } from '../../src/core/policy/settings';
-import { makeHarness, makeTree, snapshotTree } from './helpers';
+import { makeHarness, makeTree, needsSandbox, snapshotTree } from './helpers';
 
 const MISSING_BWRAP = '/nonexistent/toolbelt-test/bwrap';
 /** Temp folders outside /tmp, which every sandboxed command sees replaced by its own. */
@@ -421,8 +421,7 @@ describe('sandboxed commands (bubblewrap)', function () {
 	const run = async (command: string, extra: object = {}) => h.invoke('run_command', { command, timeoutMs: 10_000, ...extra });
 
 	before(async function () {
-		const available = await sandboxAvailability();
-		if (process.platform !== 'linux' || !available.ok) this.skip();
+		needsSandbox(this, await sandboxAvailability());
 	});
 
 	beforeEach(() => {
@@ -698,7 +697,7 @@ describe('the read-only search profile', function () {
 	it('shows only the searched folders, read-only, with no network', async function () {
 		const script = `cat src/a.txt; cat /etc/hostname; ls ${os.homedir()}; touch src/b.txt`;
 		const program = await readOnlySearch({ file: '/bin/sh', args: ['-c', script] }, { folders: [tree.root], cwd: tree.root });
-		if (!program) this.skip();
+		if (!program) needsSandbox(this, { ok: false, reason: 'readOnlySearch made no sandboxed program' });
 		const result = spawnSync(program!.file, program!.args, { cwd: tree.root, encoding: 'utf8', timeout: 10_000 });
 		assert.equal(result.stdout, 'needle\n');
 		assert.match(result.stderr, /\/etc\/hostname: No such file/);
@@ -709,8 +708,7 @@ describe('the read-only search profile', function () {
 	});
 
 	it('runs ripgrep there: a link to the outside leads nowhere, a parent folder\'s .gitignore still counts', async function () {
-		const available = await sandboxAvailability();
-		if (process.platform !== 'linux' || !available.ok) this.skip();
+		needsSandbox(this, await sandboxAvailability());
 		const outside = makeTree({ 'secret.txt': 'TOPSECRET\n' });
 		const parent = makeTree({ '.gitignore': 'skipped.txt\n', 'ws/skipped.txt': 'TOPSECRET\n', 'ws/kept.txt': 'TOPSECRET\n' });
 		try {
@@ -738,7 +736,7 @@ describe('the read-only search profile', function () {
 function workspaceAndTools(files: Record<string, string>): { tree: ReturnType<typeof makeTree>; tools: ReturnType<typeof makeTree> } {
 	const made = {} as { tree: ReturnType<typeof makeTree>; tools: ReturnType<typeof makeTree> };
 	beforeEach(async function () {
-		if (process.platform !== 'linux' || !(await sandboxAvailability()).ok) this.skip();
+		needsSandbox(this, await sandboxAvailability());
 		made.tree = makeTree(files);
 		made.tools = makeTree();
 	});

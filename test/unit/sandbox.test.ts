@@ -184,6 +184,12 @@ describe('protected paths found for the sandbox', () => {
 		}
 	});
 
+	it('finds a file whose name starts with a dot under a glob that does not spell the dot (`**/*.pem` holds `.server.pem`)', async () => {
+		fs.writeFileSync(tree.file('src/.server.pem'), 'key');
+		const found = await findProtected([tree.root], ['**/*.pem'], { nocase: false, limit: 1000 });
+		assert.deepEqual(found.paths.map(p => path.relative(tree.root, p)), ['src/.server.pem']);
+	});
+
 	it('says when the walk stopped at its bound', async () => {
 		const found = await findProtected([tree.root], ['**/.env*'], { nocase: false, limit: 3 });
 		assert.equal(found.complete, false);

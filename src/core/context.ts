@@ -177,6 +177,13 @@ export interface PendingCall {
 	 */
 	commit(ctx: ToolContext, confirmed: boolean): Promise<ToolResult>;
 	/**
+	 * The commit watches the signal itself, stops only where nothing is half done and puts back what
+	 * it wrote (the file-change pipeline): the registry then waits for what it really did. Otherwise
+	 * a cancel that came as the files were renamed was reported as cancelled, the commit went on
+	 * writing after the result, and the versions it wrote were not recorded in time.
+	 */
+	readonly settlesOnCancel?: boolean;
+	/**
 	 * Lets go of what planning still holds (its file locks, see planWithFileLocks) when the call is
 	 * about to wait for a person, is kept for a later invocation, or is dropped. Safe to call twice.
 	 */

@@ -44,6 +44,7 @@ export async function pendingPlan(
 	return {
 		pending: true,
 		request: quietRequest(change.request, ctx.settings),
+		settlesOnCancel: change.settlesOnCancel,
 		commit: async (commitCtx, confirmed) => {
 			const result = await change.commit(commitCtx, confirmed);
 			commitCtx.note({ target: state.display });

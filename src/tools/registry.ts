@@ -145,7 +145,7 @@ export class ToolRegistry {
 			// In chat the preview planned this very call; without one (VS Code may skip prepareInvocation) it is planned now.
 			const planned = (phase === 'preconfirmed' ? this.previewed.take(tool.name, checkedInput) : undefined)
 				?? await this.plan(tool, checkedInput, ctx);
-			result = isPending(planned) ? await raceAbort(this.commit(planned, ctx, phase, settings, options, whileAsking), ctx.signal) : planned;
+			result = isPending(planned) ? await this.commit(planned, ctx, phase, settings, options, whileAsking) : planned;
 		} catch (error) {
 			result = toErrorResult(options.signal?.aborted && !(error instanceof ToolError) ? new CancelledError(`${toolName}`) : error, toolName);
 		}
@@ -195,13 +195,14 @@ export class ToolRegistry {
 		try {
 			// No file stays locked while a person decides: the commit takes the locks again and checks the bytes.
 			if (this.asksPerson(call.request, phase, settings)) call.release?.();
-			confirmed = await this.approve(call.request, phase, settings, options, whileAsking);
+			confirmed = await raceAbort(this.approve(call.request, phase, settings, options, whileAsking), ctx.signal);
 			throwIfAborted(ctx.signal);
 		} catch (error) {
 			call.release?.();
 			throw error;
 		}
-		return call.commit(ctx, confirmed);
+		const committing = call.commit(ctx, confirmed);
+		return call.settlesOnCancel ? committing : raceAbort(committing, ctx.signal);
 	}
 
 	/**

@@ -1,5 +1,4 @@
 import type { ChangeContext, Diagnostic, FileChange } from '../context';
-import { CancelledError } from '../results/errors';
 import { formatCount } from '../results/truncate';
 
 /**
@@ -44,7 +43,8 @@ export async function newDiagnostics(ctx: ChangeContext, changes: readonly FileC
 			break;
 		}
 	}
-	if (ctx.signal.aborted) throw new CancelledError('Waiting for diagnostics');
+	// The change has landed: a cancel only cuts the wait short (a 'cancelled' result would say it had not).
+	if (ctx.signal.aborted) return undefined;
 	const remaining = new Map<string, number>();
 	for (const key of before.map(keyOf)) remaining.set(key, (remaining.get(key) ?? 0) + 1);
 	const fresh = after.filter(d => {

@@ -48,6 +48,7 @@ export async function planWithFileLocks(state: ChangeState, paths: readonly stri
 	return {
 		pending: true,
 		request: planned.request,
+		settlesOnCancel: planned.settlesOnCancel,
 		release,
 		commit: (ctx, confirmed) => {
 			if (!held) return planned.commit(ctx, confirmed);

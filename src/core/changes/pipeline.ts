@@ -89,7 +89,7 @@ export async function pendingChange(
 	options: ChangeOptions = {},
 ): Promise<PendingCall> {
 	const plan = await planChange(ctx, title, changes, options);
-	return { pending: true, request: plan.request, commit: async (commitCtx, confirmed) => finish(await commitPlan(commitCtx, plan, confirmed)) };
+	return { pending: true, request: plan.request, settlesOnCancel: true, commit: async (commitCtx, confirmed) => finish(await commitPlan(commitCtx, plan, confirmed)) };
 }
 
 /**

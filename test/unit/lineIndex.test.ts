@@ -1,35 +1,11 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import { countNewlinesFast, LineIndex, LineIndexes } from '../../src/core/files/lineIndex';
+import { LineIndex, LineIndexes } from '../../src/core/files/lineIndex';
 import { makeHarness, makeTree } from './helpers';
 
 const identity = { size: 100, mtimeMs: 1, ctimeMs: 1, ino: 1 };
 
 describe('line index', () => {
-	describe('countNewlinesFast', () => {
-		it('counts like a byte loop at every alignment and range, short lines and long', () => {
-			// Over the 4 KB sample, dense in newlines, so the word-at-a-time count is taken too.
-			const arena = new Uint8Array(12_000);
-			let seed = 7;
-			for (let i = 0; i < arena.length; i++) {
-				seed = (seed * 1103515245 + 12345) & 0x7fffffff;
-				// Newlines, bytes one bit away from a newline, and high bytes, which a sloppy zero test miscounts.
-				arena[i] = [0x0a, 0x0b, 0x8a, 0x0a, 0xff, 0x00, 0x61][seed % 7];
-			}
-			for (let offset = 0; offset < 5; offset++) {
-				const bytes = arena.subarray(offset);
-				for (const [from, to] of [[0, bytes.length], [1, 2], [3, 17], [5, 200], [0, 0], [9, 9], [7, 9001], [4095, 11_000]]) {
-					let expected = 0;
-					for (let i = from; i < to; i++) if (bytes[i] === 0x0a) expected++;
-					assert.equal(countNewlinesFast(bytes, from, to), expected, `offset ${offset}, [${from}, ${to})`);
-				}
-			}
-			assert.equal(countNewlinesFast(Buffer.from('\n\n\n\n\n\n\n\n'), 0, 8), 8);
-			const long = Buffer.from(`${'x'.repeat(99)}\n`.repeat(100));
-			assert.equal(countNewlinesFast(long, 3, long.length - 1), 99);
-		});
-	});
-
 	describe('LineIndex', () => {
 		it('gives the last checkpoint at or before a line, whatever order they came in', () => {
 			const index = new LineIndex(identity);

@@ -1,7 +1,6 @@
 import * as assert from 'node:assert/strict';
 import {
 	countLines,
-	countNewlines,
 	cutLine,
 	formatBytes,
 	formatCount,
@@ -319,48 +318,6 @@ describe('truncate', () => {
 					hint: info => (info.keptLines % 2 ? `use offset=${info.keptLines + 1} to continue` : undefined),
 				});
 			}
-		});
-	});
-
-	describe('countNewlines', () => {
-		/** The plain byte loop countNewlines must agree with, whichever way it counts. */
-		const naive = (buf: Uint8Array, from: number, to: number) => {
-			let count = 0;
-			for (let i = Math.max(0, from); i < Math.min(to, buf.length); i++) if (buf[i] === 0x0a) count++;
-			return count;
-		};
-
-		it('agrees with a byte loop for sparse, dense and mixed newlines, any range and alignment', () => {
-			let seed = 7;
-			const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
-			for (let round = 0; round < 300; round++) {
-				// Per block a chance of a newline from never to every byte, so the counter switches ways mid-buffer.
-				const bytes = Buffer.alloc(1 + Math.floor(random() * 20_000));
-				for (let at = 0; at < bytes.length; at += 1000) {
-					const density = [0, 0.001, 0.05, 0.5, 1][Math.floor(random() * 5)];
-					for (let i = at; i < Math.min(bytes.length, at + 1000); i++) bytes[i] = random() < density ? 0x0a : 0x0b + Math.floor(random() * 240);
-				}
-				// An unaligned view into a larger buffer, as chunks from a pipe can be.
-				const shift = Math.floor(random() * 4);
-				const view = Buffer.concat([Buffer.alloc(shift), bytes]).subarray(shift);
-				const from = Math.floor(random() * view.length);
-				const to = from + Math.floor(random() * (view.length - from + 10));
-				assert.equal(countNewlines(view, from, to), naive(view, from, to), `round ${round}`);
-				assert.equal(countNewlines(new Uint8Array(view), 0, view.length), naive(view, 0, view.length));
-			}
-		});
-
-		it('counts up to the end of the range, not the newline right at it, far from or close to the one before', () => {
-			const sparse = Buffer.from(`${'x'.repeat(40)}\n${'y'.repeat(40)}\n`);
-			assert.equal(countNewlines(sparse, 0, sparse.length - 1), 1);
-			// Newlines packed close make it count by words, from an aligned start.
-			assert.equal(countNewlines(new Uint8Array(8).fill(0x0a), 0, 2), 2);
-		});
-
-		it('counts every byte of output made only of newlines, and newlines next to non-ASCII bytes', () => {
-			assert.equal(countNewlines(Buffer.alloc(10_001, '\n'), 0, 10_001), 10_001);
-			const mixed = Buffer.from('y\n'.repeat(5000) + '€\n😀\n\u0a0a\n'.repeat(100));
-			assert.equal(countNewlines(mixed, 0, mixed.length), naive(mixed, 0, mixed.length));
 		});
 	});
 

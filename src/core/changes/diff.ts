@@ -1,6 +1,6 @@
 import { formatPatch, type StructuredPatch, structuredPatch } from 'diff';
 import type { FileChange } from '../context';
-import { countNewlinesFast } from '../files/lineIndex';
+import { countNewlines } from '../files/newlines';
 import { FileBytes, SplicedBytes } from '../files/splicedBytes';
 import { DiskBytes, DiskSplice } from '../files/diskBytes';
 import { asBuffer } from '../files/bytes';
@@ -77,7 +77,7 @@ function trimCommonLines(before: Uint8Array | DiskBytes | null, after: FileBytes
 		for (let i = 0; i < margin && endA < a.length; i++) endA = a.indexOf(NEWLINE, endA) + 1 || a.length;
 	}
 	const endB = b.byteLength - (a.length - endA);
-	const skipped = countNewlinesFast(a, 0, start);
+	const skipped = countNewlines(a, 0, start);
 	return { a: asText(a.subarray(start, endA)), b: asText(b instanceof SplicedBytes ? b.slice(start, endB) : b.subarray(start, endB)), skipped };
 }
 

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import { fromNodeError, throwIfAborted } from '../results/errors';
-import { countNewlinesFast, LineIndex } from './lineIndex';
+import { LineIndex } from './lineIndex';
+import { newlineScanBuffer } from './newlines';
 import type { ReadHandle } from './verifiedOpen';
 
 /** Files above this size are never scanned whole just to count their lines. */
@@ -255,13 +256,14 @@ async function skipToLine(handle: Handle, size: number, start: number, signal: A
 	let newlines = from.newlines;
 	let lineStart = from.byte;
 	if (newlines >= wanted) return { byte: lineStart, line: newlines + 1 };
-	// Its own memory, word-aligned for the word-at-a-time count.
-	const buffer = Buffer.allocUnsafeSlow(Math.min(SKIP_CHUNK, Math.max(size - lineStart, 4)));
+	// The chunks are read where their newlines are counted (see newlines.ts).
+	const scan = newlineScanBuffer(Math.min(SKIP_CHUNK, Math.max(size - lineStart, 4)));
+	const buffer = scan.bytes;
 	for (let position = lineStart; newlines < wanted && position < size;) {
 		throwIfAborted(signal, 'The read');
 		const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
 		if (bytesRead === 0) break;
-		const inChunk = countNewlinesFast(buffer, 0, bytesRead);
+		const inChunk = scan.count(0, bytesRead);
 		if (newlines + inChunk < wanted) {
 			if (inChunk > 0) {
 				newlines += inChunk;
@@ -360,7 +362,8 @@ function decodeFromBoundary(bytes: Buffer, mayStartMidChar: boolean): string {
 
 export async function countAllLines(handle: Handle, size: number, signal?: AbortSignal): Promise<number> {
 	if (size === 0) return 0;
-	const buffer = Buffer.alloc(CHUNK);
+	const scan = newlineScanBuffer(CHUNK);
+	const buffer = scan.bytes;
 	let newlines = 0;
 	let position = 0;
 	let last = 0x0a;
@@ -369,7 +372,7 @@ export async function countAllLines(handle: Handle, size: number, signal?: Abort
 		const { bytesRead } = await handle.read(buffer, 0, CHUNK, position);
 		if (bytesRead === 0) break;
 		position += bytesRead;
-		newlines += countNewlinesFast(buffer, 0, bytesRead);
+		newlines += scan.count(0, bytesRead);
 		last = buffer[bytesRead - 1];
 	}
 	return newlines + (last === 0x0a ? 0 : 1);

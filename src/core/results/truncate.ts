@@ -1,4 +1,5 @@
 import { asBuffer } from '../files/bytes';
+import { countNewlines } from '../files/newlines';
 
 /**
  * The one truncation module for every tool: byte and line caps, head/tail/middle strategies, the
@@ -138,56 +139,6 @@ export function cutLine(line: string, maxChars: number): { text: string; cut: bo
 export function countLines(buf: Uint8Array): number {
 	if (buf.length === 0) return 0;
 	return countNewlines(buf, 0, buf.length) + (buf[buf.length - 1] === NEWLINE ? 0 : 1);
-}
-
-/**
- * Newlines in buf[from..to). Buffer.indexOf is memchr-fast between newlines that are far apart, but
- * each call costs far more than a byte: output of short lines (`yes`) would spend most of a run
- * here. So where newlines come close together the next block is counted four bytes at a time.
- */
-export function countNewlines(buf: Uint8Array, from: number, to: number): number {
-	const view = asBuffer(buf);
-	const end = Math.min(to, view.length);
-	let count = 0;
-	for (let at = Math.max(0, from); at < end;) {
-		const newline = view.indexOf(NEWLINE, at);
-		if (newline === -1 || newline >= end) break;
-		count++;
-		const dense = newline - at < DENSE_GAP;
-		at = newline + 1;
-		if (dense) {
-			const blockEnd = Math.min(end, at + DENSE_BLOCK);
-			count += countNewlinesByWord(view, at, blockEnd);
-			at = blockEnd;
-		}
-	}
-	return count;
-}
-
-/** Newlines closer than this make countNewlines count the next DENSE_BLOCK bytes by words. */
-const DENSE_GAP = 32;
-const DENSE_BLOCK = 4096;
-const NEWLINES_WORD = 0x0a0a0a0a;
-const LOW_SEVEN_BITS = 0x7f7f7f7f;
-
-/**
- * Newlines in buf[from..to) by 32-bit words (SWAR): a byte of the word XOR '\n\n\n\n' is zero
- * exactly where the byte was a newline; the per-byte zero test cannot carry into the next byte.
- */
-function countNewlinesByWord(buf: Buffer, from: number, to: number): number {
-	let count = 0;
-	let at = from;
-	for (; at < to && (buf.byteOffset + at) % 4 !== 0; at++) if (buf[at] === NEWLINE) count++;
-	const words = Math.max(0, (to - at) >> 2);
-	const view = words > 0 ? new Uint32Array(buf.buffer, buf.byteOffset + at, words) : [];
-	for (let i = 0; i < words; i++) {
-		const zeroWhereNewline = view[i] ^ NEWLINES_WORD;
-		const highBitWhereZero = ~(((zeroWhereNewline & LOW_SEVEN_BITS) + LOW_SEVEN_BITS) | zeroWhereNewline | LOW_SEVEN_BITS);
-		// One bit per newline byte, at the bottom of its byte; the multiply sums the four bytes into the top one.
-		count += Math.imul(highBitWhereZero >>> 7, 0x01010101) >>> 24;
-	}
-	for (at += words * 4; at < to; at++) if (buf[at] === NEWLINE) count++;
-	return count;
 }
 
 /** Whole lines from `start` forward: where they end and how many, within both caps and `limit`. */

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { looksBinary } from '../files/files';
 import { SplicedBytes } from '../files/splicedBytes';
 import { DiskBytes, DiskSplice, Excerpt, FileShrank, readChunks, STREAM_CHUNK } from '../files/diskBytes';
-import { countNewlinesFast } from '../files/lineIndex';
+import { countNewlines } from '../files/newlines';
 import type { ReadHandle } from '../files/verifiedOpen';
 import { DEFAULT_FORMAT, fitToFormat, hasBom } from './text';
 
@@ -153,7 +153,7 @@ class ExactScan {
 		}
 		if (this.found === undefined) {
 			this.marks.push({ offset, newlines: this.newlines });
-			this.newlines += countNewlinesFast(chunk, 0, chunk.length);
+			this.newlines += countNewlines(chunk, 0, chunk.length);
 		}
 		this.checkUtf8(chunk, last);
 		this.search(chunk, offset);
@@ -264,5 +264,5 @@ async function newlinesBefore(handle: ReadHandle, scan: ExactScan, offset: numbe
 		if (bytesRead === 0) break;
 		filled += bytesRead;
 	}
-	return mark.newlines + countNewlinesFast(bytes, 0, bytes.length);
+	return mark.newlines + countNewlines(bytes, 0, bytes.length);
 }

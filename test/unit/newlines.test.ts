@@ -1,0 +1,90 @@
+import * as assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import * as path from 'node:path';
+import { countInJavaScript, countNewlines, countsNatively, newlineScanBuffer } from '../../src/core/files/newlines';
+
+/** The plain byte loop every count must agree with. */
+function naive(bytes: Uint8Array, from: number, to: number): number {
+	let count = 0;
+	for (let i = Math.max(0, from); i < Math.min(to, bytes.length); i++) if (bytes[i] === 0x0a) count++;
+	return count;
+}
+
+/** Seeded bytes where each 1,000-byte block has its own chance of a newline, from never to every byte. */
+function randomBytes(length: number, seed: number): Buffer {
+	const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+	const bytes = Buffer.alloc(length);
+	for (let at = 0; at < length; at += 1000) {
+		const density = [0, 0.001, 0.05, 0.5, 1][Math.floor(random() * 5)];
+		// Bytes one bit away from a newline and high bytes, which a sloppy comparison miscounts.
+		for (let i = at; i < Math.min(length, at + 1000); i++) bytes[i] = random() < density ? 0x0a : [0x0b, 0x8a, 0xff, 0x00, 0x61, 0x0e][Math.floor(random() * 6)];
+	}
+	return bytes;
+}
+
+describe('newline counting', () => {
+	it('runs in WebAssembly on this Node (the JavaScript count is only the fallback)', () => {
+		assert.equal(countsNatively(), true);
+	});
+
+	it('falls back to JavaScript where WebAssembly is missing (node --jitless), counting the same', () => {
+		const module = path.join(__dirname, '../../src/core/files/newlines.js');
+		const script = `const n = require(${JSON.stringify(module)}); const scan = n.newlineScanBuffer(100); scan.bytes.fill(10);
+			console.log(JSON.stringify([n.countsNatively(), scan.count(3, 100), n.countNewlines(Buffer.alloc(5000, 10), 1, 5000)]));`;
+		const out = execFileSync(process.execPath, ['--jitless', '-e', script], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'], timeout: 10_000 });
+		assert.deepEqual(JSON.parse(out), [false, 97, 4999]);
+	});
+
+	for (const [name, count] of [['countNewlines', countNewlines], ['the JavaScript fallback', countInJavaScript]] as const) {
+		describe(name, () => {
+			it('agrees with a byte loop for sparse, dense and mixed newlines, any range and alignment', () => {
+				let seed = 11;
+				const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+				for (let round = 0; round < 200; round++) {
+					const bytes = randomBytes(1 + Math.floor(random() * 20_000), round);
+					// An unaligned view into a larger buffer, as chunks from a pipe can be.
+					const shift = Math.floor(random() * 16);
+					const view = Buffer.concat([Buffer.alloc(shift, 0x0a), bytes, Buffer.alloc(3, 0x0a)]).subarray(shift, shift + bytes.length);
+					const from = Math.floor(random() * view.length);
+					const to = from + Math.floor(random() * (view.length - from + 10));
+					assert.equal(count(view, from, to), naive(view, from, to), `round ${round} [${from}, ${to})`);
+					assert.equal(count(new Uint8Array(view), 0, view.length), naive(view, 0, view.length), `round ${round}, whole`);
+				}
+			});
+
+			it('counts every length around the 16-byte blocks and the copy threshold, and nothing past the range', () => {
+				const newlines = Buffer.alloc(1100, '\n');
+				for (const length of [0, 1, 15, 16, 17, 31, 32, 33, 511, 512, 513, 1024, 1099]) {
+					for (const from of [0, 1, 7, 15]) assert.equal(count(newlines, from, from + length), Math.max(0, Math.min(length, 1100 - from)), `[${from}, +${length})`);
+				}
+				// Out-of-range and reversed ranges count what lies inside the bytes, or nothing.
+				assert.equal(count(newlines, -5, 10), 10);
+				assert.equal(count(newlines, 1090, 5000), 10);
+				assert.equal(count(newlines, 50, 20), 0);
+			});
+
+			it('counts a range longer than the scratch space, in pieces', () => {
+				const big = randomBytes(700_001, 5);
+				assert.equal(count(big, 3, big.length), naive(big, 3, big.length));
+			});
+		});
+	}
+
+	describe('newlineScanBuffer', () => {
+		it('counts the bytes read into it, in place, at any range, and stays usable beside another', () => {
+			const first = newlineScanBuffer(100_000);
+			const second = newlineScanBuffer(64);
+			assert.equal(first.bytes.length, 100_000);
+			const content = randomBytes(100_000, 9);
+			content.copy(first.bytes);
+			second.bytes.fill(0x0a);
+			for (const [from, to] of [[0, 100_000], [1, 99_999], [17, 18], [40_000, 40_016], [0, 0]]) {
+				assert.equal(first.count(from, to), naive(content, from, to), `[${from}, ${to})`);
+			}
+			assert.equal(second.count(0, 64), 64);
+			// Past its end: clamped to the buffer (the memory under it is larger, and holds nothing of the file).
+			first.bytes.fill(0x0a);
+			assert.equal(first.count(99_990, 200_000), 10);
+		});
+	});
+});

@@ -40,6 +40,20 @@ describe('backup sets', () => {
 			assert.equal(fs.readFileSync(path.join(kept[2].dir, kept[2].files[0].copy!), 'utf8'), 'alpha\n');
 		});
 
+		it('at the limit, keeps the newer of two sets made within one second, though its name sorts first', async () => {
+			// Names hold the time to the second and a random suffix: within one second only the
+			// manifests' times tell which set is older. Suffixes are set here so that name order is wrong.
+			const storage = tree.file('storage');
+			const second = Date.UTC(2024, 0, 1, 3);
+			const older = await backupOriginals(storage, 'older', [fileChange(tree, 'ws/a.txt', 'alpha\n', 'x\n')], { createdAt: second + 100 });
+			const newer = await backupOriginals(storage, 'newer', [fileChange(tree, 'ws/a.txt', 'alpha\n', 'y\n')], { createdAt: second + 900 });
+			const stem = older.set.id.slice(0, older.set.id.lastIndexOf('-'));
+			fs.renameSync(older.set.dir, path.join(storage, 'backups', `${stem}-ffffff`));
+			fs.renameSync(newer.set.dir, path.join(storage, 'backups', `${stem}-000000`));
+			await backupOriginals(storage, 'latest', [fileChange(tree, 'ws/a.txt', 'alpha\n', 'z\n')], { createdAt: second + 5_000, maxSets: 2 });
+			assert.deepEqual((await listBackups(storage)).map(set => set.title), ['latest', 'newer']);
+		});
+
 		it('removes nothing while the sets are within the limit', async () => {
 			const storage = tree.file('storage');
 			for (const hour of [1, 2, 3]) await backupOriginals(storage, 'set', [fileChange(tree, 'ws/a.txt', 'alpha\n', 'x\n')], { createdAt: Date.UTC(2024, 0, 1, hour), maxSets: 3 });

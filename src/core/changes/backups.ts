@@ -299,9 +299,32 @@ export async function restoreChanges(set: BackupSet, display: (absolute: string)
 }
 
 async function prune(root: string, maxSets: number): Promise<void> {
-	const ids = (await fs.promises.readdir(root).catch(() => [] as string[])).sort();
+	const ids = await oldestFirst(root, await fs.promises.readdir(root).catch(() => [] as string[]));
 	const excess = ids.length - maxSets;
 	for (const id of ids.slice(0, Math.max(0, excess))) {
 		await fs.promises.rm(path.join(root, id), { recursive: true, force: true }).catch(() => undefined);
+	}
+}
+
+/**
+ * Set names, oldest first. A name holds its time to the second and a random suffix, so names order
+ * sets of different seconds; within one second only the manifests' times do (as in listBackups).
+ * Only those few manifests are read. A set without a readable manifest counts as the newest of its
+ * second: it may be another window's set still being written.
+ */
+async function oldestFirst(root: string, ids: readonly string[]): Promise<string[]> {
+	const secondOf = (id: string) => id.slice(0, id.lastIndexOf('-'));
+	const sorted = [...ids].sort();
+	const sharing = sorted.filter((id, index) => secondOf(id) === secondOf(sorted[index - 1] ?? '') || secondOf(id) === secondOf(sorted[index + 1] ?? ''));
+	const times = new Map(await Promise.all(sharing.map(async id => [id, await manifestTime(path.join(root, id))] as const)));
+	return sorted.sort((a, b) => secondOf(a).localeCompare(secondOf(b)) || (times.get(a) ?? 0) - (times.get(b) ?? 0) || a.localeCompare(b));
+}
+
+async function manifestTime(dir: string): Promise<number> {
+	try {
+		const createdAt = Number(JSON.parse(await fs.promises.readFile(path.join(dir, MANIFEST), 'utf8')).createdAt);
+		return Number.isFinite(createdAt) ? createdAt : Infinity;
+	} catch {
+		return Infinity;
 	}
 }

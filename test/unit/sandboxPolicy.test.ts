@@ -41,6 +41,23 @@ async function foldersRead<T>(root: string, run: () => Promise<T>, refuse?: (rel
 	}
 }
 
+/** The folders looked at (lstat'ed) while `run` runs, relative to `root`: what a walk costs when it reuses every listing. */
+async function foldersLooked(root: string, run: () => Promise<unknown>): Promise<string[]> {
+	const writable = nodeFs as { lstatSync: typeof nodeFs.lstatSync };
+	const lstatSync = writable.lstatSync;
+	const looked: string[] = [];
+	writable.lstatSync = ((...args: Parameters<typeof lstatSync>) => {
+		looked.push(path.relative(root, String(args[0])));
+		return lstatSync(...args);
+	}) as typeof lstatSync;
+	try {
+		await run();
+		return looked.sort();
+	} finally {
+		writable.lstatSync = lstatSync;
+	}
+}
+
 /**
  * Past the file system's clock tick, so that a change gets new stamps; and past the millisecond of
  * a tree just made, whose listing a cache with no settling time would otherwise not keep (a
@@ -277,6 +294,15 @@ describe('protected-path walks in detail', () => {
 			const other = await foldersRead(tree.root, () => warmProtectedScan({ ...scanInput(cache), protectedPaths: ['.vscode/*.json'] }));
 			assert.deepEqual(other.read, ['', '.vscode'], 'other globs: nothing of theirs was remembered');
 		});
+
+		it('does not queue a second walk behind one for the same globs that is still under way', async () => {
+			const cache = new ProtectedScanCache(0);
+			// A matching link is resolved asynchronously: the first walk is still under way when the warm-up asks.
+			fs.symlinkSync(tree.file('src/a.ts'), tree.file('.env.link'));
+			await nextTick();
+			const looked = await foldersLooked(tree.root, () => Promise.all([walk(cache), warmProtectedScan(scanInput(cache))]));
+			assert.deepEqual(looked, listed, 'each folder looked at once, by the walk under way alone');
+		});
 	});
 
 	it('lists a folder again while it has not been unchanged for the settling time', async () => {
@@ -301,7 +327,10 @@ describe('protected-path walks in detail', () => {
 	it('keeps what no walk for other globs saw, when walks for two sets of globs overlap', async () => {
 		const cache = new ProtectedScanCache(0);
 		await nextTick();
-		// The walk for the deeper globs ends last; what it saw must not be reused for the others.
+		// The walk for the deeper globs ends last (it waits on a matching link's target, and the
+		// other walk runs meanwhile); what it saw must not be reused for the others.
+		fs.symlinkSync(tree.file('src/a.ts'), tree.file('.env.link'));
+		await nextTick();
 		await Promise.all([walk(cache), walk(cache, ['.vscode/*.json'])]);
 		assert.deepEqual(relative(await walk(cache, ['.vscode/*.json'])), ['.vscode/settings.json']);
 		const again = await foldersRead(tree.root, () => walk(cache, ['.vscode/*.json']));
@@ -360,6 +389,21 @@ describe('protected-path walks in detail', () => {
 		let flat: Tree;
 		beforeEach(() => { flat = makeTree(wide); });
 		afterEach(() => flat.cleanup());
+
+		it('lets other work run while it walks thousands of folders', async () => {
+			// Thousands of lstat and readdir calls take tens of ms: the walk must hand the thread back between slices.
+			const many = makeTree({});
+			try {
+				for (let i = 0; i < 5000; i++) fs.mkdirSync(many.file(`g${i % 50}/d${i}`), { recursive: true });
+				let done = false;
+				const walking = findProtected([many.root], ['**/.env'], { nocase: false, limit: 100_000 }).then(found => { done = true; return found; });
+				const ranDuringWalk = await new Promise(resolve => setImmediate(() => resolve(!done)));
+				assert.equal(ranDuringWalk, true, 'a callback queued after the walk started ran before it ended');
+				assert.deepEqual(await walking, { paths: [], complete: true });
+			} finally {
+				many.cleanup();
+			}
+		});
 
 		it('lists each folder once, and stops only past its bound', async () => {
 			const { result, read } = await foldersRead(flat.root, () => findProtected([flat.root], ['**/.env'], { nocase: false, limit: 600 }));

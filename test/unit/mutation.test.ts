@@ -118,6 +118,26 @@ describe('the change pipeline through the tools', () => {
 		assert.equal(error.code, 'already_exists');
 		assert.equal(fs.readFileSync(tree.file('new.txt'), 'utf8'), 'theirs\n');
 	});
+
+	it('holds no lock on a file while the person decides: another call writes it meanwhile, and the first is refused', async () => {
+		const h = makeHarness(tree.root);
+		let deadline: NodeJS.Timeout | undefined;
+		// Were the first call's locks kept, the second call would wait for its commit, which waits for this answer.
+		const otherWrite = (): Promise<string> => Promise.race([
+			h.text('write_file', { path: 'a.txt', content: 'theirs\n' }, { decide: async () => true }),
+			new Promise<string>((_, reject) => { deadline = setTimeout(() => reject(new Error('the other write waited for the pending call\'s lock')), 2_000); }),
+		]).finally(() => clearTimeout(deadline));
+		let other: string | undefined;
+		const error = await h.error('write_file', { path: 'a.txt', content: 'mine\n' }, {
+			decide: async () => {
+				other = await otherWrite().catch((problem: Error) => problem.message);
+				return true;
+			},
+		});
+		assert.match(other ?? '', /a\.txt/);
+		assert.equal(error.code, 'stale_write');
+		assert.equal(fs.readFileSync(tree.file('a.txt'), 'utf8'), 'theirs\n');
+	});
 });
 
 describe('stale writes: a same-size change on disk is a change too', () => {

@@ -25,7 +25,14 @@ export function removeWhenTheRunEnds(dir: string): void {
 }
 
 export const mochaHooks = {
+	// A test that points TMPDIR elsewhere and is abandoned before it puts it back (a mutant's run cut
+	// short) must not send every later test of this process, and of Stryker's later runs in it, to a
+	// folder that is gone: they would all fail on ENOENT, for a bug they do not have.
+	beforeEach(): void {
+		process.env.TMPDIR = runRoot;
+	},
 	afterAll(): void {
+		process.env.TMPDIR = runRoot;
 		for (const dir of removedAtEnd.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 		// An empty folder holds nothing to clean up: the user's folder of default storages, say, made by tests of the CLI's defaults.
 		const left = fs.readdirSync(runRoot).filter(name => !isEmptyFolder(path.join(runRoot, name)));

@@ -30,6 +30,8 @@ export default {
 		'src/core/patch/hunks.ts',
 		'src/core/patch/apply.ts',
 		'src/core/results/truncate.ts',
+		// Newline counting (WebAssembly, and the JavaScript fallback) that line numbers and cuts rest on.
+		'src/core/files/newlines.ts',
 		// The process runner: timeouts, tree kill.
 		'src/core/commands/process.ts',
 		// Its output: bounded buffer, binary sniffing, log files written in pieces, our own sockets.

@@ -39,10 +39,10 @@ const GROUPS = {
 			'editFile', 'inParallel', 'patchStaging', 'patchStagingLimits', 'staleRules', 'staleEdges', 'staleOnDisk'],
 	},
 	patch: {
-		files: ['src/core/text/match.ts', 'src/core/patch/hunks.ts', 'src/core/patch/apply.ts', 'src/core/results/truncate.ts'],
+		files: ['src/core/text/match.ts', 'src/core/patch/hunks.ts', 'src/core/patch/apply.ts', 'src/core/results/truncate.ts', 'src/core/files/newlines.ts'],
 		tests: ['match', 'editFile', 'patchApply', 'patchPlacement', 'patchParse', 'patchStaging', 'patchStagingEdges',
 			'patchStagingLimits', 'patchLineCounts', 'patchTool', 'patchCorpus', 'pipeline', 'virtualWorkspace', 'race', 'atomic',
-			'truncate', 'readFile'],
+			'truncate', 'readFile', 'newlines', 'lineIndex', 'cancelDuringCommit'],
 	},
 	commands: {
 		files: ['src/core/commands/process.ts', 'src/core/commands/output.ts'],
@@ -51,7 +51,7 @@ const GROUPS = {
 	checks: {
 		files: ['src/core/schema/validate.ts', 'src/core/policy/approval.ts', 'src/tools/registry.ts', 'src/core/plan/planDocument.ts'],
 		tests: ['validate', 'approval', 'confirmationText', 'registry', 'registryEdges', 'trust', 'plan', 'planTools', 'toolSchemas',
-			'customTools', 'mutation', 'patchStagingEdges'],
+			'customTools', 'mutation', 'patchStagingEdges', 'cancelDuringCommit'],
 	},
 	sandbox: {
 		files: ['src/core/sandbox/policy.ts', 'src/core/sandbox/bwrap.ts'],

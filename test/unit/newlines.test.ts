@@ -25,6 +25,10 @@ function randomBytes(length: number, seed: number): Buffer {
 describe('newline counting', () => {
 	it('runs in WebAssembly on this Node (the JavaScript count is only the fallback)', () => {
 		assert.equal(countsNatively(), true);
+		// A scan buffer is a view of the module's memory (whole 64 KiB pages), not a buffer of its own.
+		const scan = newlineScanBuffer(1000);
+		assert.equal(scan.bytes.length, 1000);
+		assert.equal(scan.bytes.buffer.byteLength, 64 * 1024);
 	});
 
 	it('falls back to JavaScript where WebAssembly is missing (node --jitless), counting the same', () => {

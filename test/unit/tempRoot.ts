@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { isProcessAlive } from '../../src/core/processAlive';
 
 /**
  * Loaded by mocha before any test file (.mocharc.json `require`): the run gets a temp folder of its
@@ -55,15 +56,6 @@ function removeFoldersOfDeadRuns(tmp: string): void {
 	for (const name of fs.readdirSync(tmp)) {
 		if (!name.startsWith(PREFIX)) continue;
 		const pid = Number.parseInt(name.slice(PREFIX.length), 10);
-		if (pid > 0 && !isAlive(pid)) fs.rmSync(path.join(tmp, name), { recursive: true, force: true });
-	}
-}
-
-function isAlive(pid: number): boolean {
-	try {
-		process.kill(pid, 0);
-		return true;
-	} catch (error) {
-		return (error as NodeJS.ErrnoException).code === 'EPERM';
+		if (pid > 0 && !isProcessAlive(pid)) fs.rmSync(path.join(tmp, name), { recursive: true, force: true });
 	}
 }

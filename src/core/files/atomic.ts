@@ -8,6 +8,7 @@ import { readWhole } from './files';
 import { byteParts, FileBytes } from './splicedBytes';
 import { DiskSplice } from './diskBytes';
 import { forEachLimited } from './inParallel';
+import { isProcessAlive } from '../processAlive';
 import { CREATE_FLAGS, inPinnedFolder, makeFolders, PinnedFolder, realPathOfDescriptor, removeEmptyFolders, withFileForReading } from './verifiedOpen';
 
 /**
@@ -399,21 +400,11 @@ async function removeDeadTempsIn(folder: PinnedFolder, name: string, names?: rea
 	const removed: string[] = [];
 	for (const entry of names) {
 		const match = TEMP_PATTERN.exec(entry);
-		if (!match || match[1] !== base || isAlive(Number(match[2]))) continue;
+		// A live writer's temp is left alone, this process's own writes under way included.
+		if (!match || match[1] !== base || isProcessAlive(Number(match[2]))) continue;
 		await fs.promises.unlink(folder.entry(entry)).then(() => removed.push(entry), () => undefined);
 	}
 	return removed;
-}
-
-/** Whether a process runs (this one, for its own temps of writes under way, included). */
-function isAlive(pid: number): boolean {
-	try {
-		process.kill(pid, 0);
-		return true;
-	} catch (error) {
-		// EPERM: it exists but belongs to someone else.
-		return (error as NodeJS.ErrnoException).code === 'EPERM';
-	}
 }
 
 /** Whether a file name is one of our temps (listings hide them). */

@@ -124,6 +124,9 @@ export function fromNodeError(error: unknown, displayPath: string): ToolError {
 		case 'EACCES':
 		case 'EPERM':
 			return new ToolError('io', `Permission denied for ${displayPath}. Use another path, or ask the user to change its permissions.`);
+		case 'ENXIO':
+			// What opening a socket gives (or a device with nothing behind it): trying again changes nothing.
+			return new ToolError('io', `${displayPath} is not a regular file (a socket or a device) and cannot be opened; these tools neither read nor change such files. Give the path of a regular file.`);
 		default:
 			return new ToolError('io', `Could not access ${displayPath}: ${(error as Error)?.message ?? String(error)}. Try once more; if it fails again, tell the user.`);
 	}

@@ -146,6 +146,8 @@ export interface LongLineHandler {
 export interface TextLineHandler {
 	/** Return false to stop rg (it is killed at once). */
 	text(line: string): boolean | void;
+	/** What ends a line: '\n' (the default), or '\0' for rg's --null paths, which may hold newlines. */
+	readonly separator?: '\n' | '\0';
 }
 
 export type RgOptions = RgRunOptions & (LineHandler | TextLineHandler);
@@ -360,11 +362,12 @@ export class TextLineSplitter {
 	push(chunk: Buffer): boolean {
 		const text = this.decoder.write(chunk);
 		let start = 0;
-		for (let newline = text.indexOf('\n'); newline !== -1; newline = text.indexOf('\n', start)) {
-			const line = this.cut ?? (start === 0 ? this.rest + text.slice(0, newline) : text.slice(start, newline));
+		const separator = this.handler.separator ?? '\n';
+		for (let end = text.indexOf(separator); end !== -1; end = text.indexOf(separator, start)) {
+			const line = this.cut ?? (start === 0 ? this.rest + text.slice(0, end) : text.slice(start, end));
 			this.cut = undefined;
 			this.rest = '';
-			start = newline + 1;
+			start = end + 1;
 			if (this.handler.text(line.length > this.maxLineChars ? line.slice(0, this.maxLineChars) : line) === false) return false;
 		}
 		if (this.cut === undefined && start < text.length) {

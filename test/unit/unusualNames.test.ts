@@ -77,3 +77,22 @@ describe('a socket in the workspace', () => {
 		assert.ok(fs.statSync(tree.file('control.sock')).isSocket());
 	});
 });
+
+describe('a new path ending with a slash', () => {
+	let tree: ReturnType<typeof makeTree>;
+	beforeEach(() => {
+		tree = makeTree({ 'a.txt': 'a\n' });
+	});
+	afterEach(() => tree.cleanup());
+
+	it('is refused by write_file and apply_patch instead of becoming a file of that name', async () => {
+		const harness = makeHarness(tree.root);
+		const written = await harness.error('write_file', { path: 'newdir/', content: 'x' });
+		assert.match(written.message, /"newdir\/" ends with a slash, so it names a folder.*"newdir\/index\.ts"/);
+		const patched = await harness.error('apply_patch', { patch: '*** Begin Patch\n*** Add File: pdir/\n+hello\n*** End Patch' });
+		assert.match(patched.message, /rule: folder_path/);
+		assert.deepEqual(fs.readdirSync(tree.root), ['a.txt']);
+		// An existing file named with a slash after it is still the file.
+		assert.match(await harness.text('write_file', { path: 'a.txt/', content: 'b\n' }), /Wrote a\.txt/);
+	});
+});

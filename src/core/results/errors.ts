@@ -82,6 +82,7 @@ export type BoundaryRule =
 	| 'empty'
 	| 'nul_byte'
 	| 'home_shorthand'
+	| 'folder_path'
 	| 'escapes_workspace'
 	| 'outside_workspace'
 	| 'symlink_escape'

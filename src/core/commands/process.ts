@@ -3,6 +3,8 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { compactStamp } from '../files/files';
+import { ToolError } from '../results/errors';
+import { formatBytes } from '../results/truncate';
 import type { Sandbox } from '../sandbox/runtime';
 import { OutputSink, outputSockets, StreamCapture } from './output';
 
@@ -76,7 +78,37 @@ export function posixInvocation(shell: PosixShell, command: string): ShellInvoca
 	// --norc: bash sources ~/.bashrc when its stdin is a socket (Node's stdio pipes are socketpairs)
 	// and SHLVL is below 2, so whether a command saw the person's rc file depended on how the editor
 	// was started (and a pyenv or nvm set-up in it printed errors inside the sandbox).
-	return { file: shell.file, args: shell.pipefail ? ['--norc', '-o', 'pipefail', '-c', command] : ['-c', command] };
+	const options = shell.pipefail ? ['--norc', '-o', 'pipefail'] : [];
+	if (command.length <= PIECE_CHARS) return { file: shell.file, args: [...options, '-c', command] };
+	if (Buffer.byteLength(command) > MAX_COMMAND_BYTES) throw commandTooLong(command);
+	// $0 is the shell as with -c alone; `set --` empties the positional parameters the pieces came in.
+	return { file: shell.file, args: [...options, '-c', JOIN_PIECES, shell.file, ...pieces(command)] };
+}
+
+/**
+ * Linux refuses to start a program with an argument over 128 KiB (MAX_ARG_STRLEN), and a heredoc
+ * writing a big file makes such a command. A longer command goes in pieces that the shell joins
+ * and evaluates. A piece of this many UTF-16 units is at most 3 bytes a unit in UTF-8: 96 KiB.
+ */
+const PIECE_CHARS = 32 * 1024;
+const JOIN_PIECES = 'eval "set --; $(printf %s "$@")"';
+/** Every argument and variable of a program shares 2 MiB (ARG_MAX, usually): leave room for the environment. */
+export const MAX_COMMAND_BYTES = 1024 * 1024;
+
+function pieces(command: string): string[] {
+	const found: string[] = [];
+	for (let start = 0; start < command.length;) {
+		let end = Math.min(command.length, start + PIECE_CHARS);
+		// Never between the two halves of a surrogate pair.
+		if (end < command.length && /[\ud800-\udbff]/.test(command[end - 1])) end--;
+		found.push(command.slice(start, end));
+		start = end;
+	}
+	return found;
+}
+
+function commandTooLong(command: string): ToolError {
+	return new ToolError('invalid_input', `The command is ${formatBytes(Buffer.byteLength(command))}; commands up to ${formatBytes(MAX_COMMAND_BYTES)} can be started. Write the long part to a file with write_file (or a few smaller commands), then run a short command that uses it.`);
 }
 
 export function findOnPath(name: string, env: NodeJS.ProcessEnv): string | undefined {

@@ -96,3 +96,24 @@ describe('a new path ending with a slash', () => {
 		assert.match(await harness.text('write_file', { path: 'a.txt/', content: 'b\n' }), /Wrote a\.txt/);
 	});
 });
+
+describe('a path too long for the file system', () => {
+	let tree: ReturnType<typeof makeTree>;
+	beforeEach(() => {
+		tree = makeTree({});
+	});
+	afterEach(() => tree.cleanup());
+
+	it('is bad input to fix, not a failure to retry, and leaves nothing behind', async () => {
+		const harness = makeHarness(tree.root);
+		const longName = `${'n'.repeat(300)}.txt`;
+		const deepPath = `${Array.from({ length: 900 }, (_, i) => `e${i}`).join('/')}/f.txt`;
+		for (const [tool, input] of [['write_file', { path: longName, content: 'x' }], ['read_file', { path: longName }], ['write_file', { path: deepPath, content: 'x' }], ['read_file', { path: deepPath }]] as const) {
+			const error = await harness.error(tool, input);
+			assert.equal(error.code, 'invalid_input', tool);
+			assert.match(error.message, /is too long for the file system: a name holds at most 255 bytes.*Use a shorter name or fewer folders\./, tool);
+			assert.doesNotMatch(error.message, /Try once more/, tool);
+		}
+		assert.deepEqual(fs.readdirSync(tree.root), []);
+	});
+});

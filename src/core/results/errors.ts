@@ -125,6 +125,8 @@ export function fromNodeError(error: unknown, displayPath: string): ToolError {
 		case 'EACCES':
 		case 'EPERM':
 			return new ToolError('io', `Permission denied for ${displayPath}. Use another path, or ask the user to change its permissions.`);
+		case 'ENAMETOOLONG':
+			return new ToolError('invalid_input', `${displayPath} is too long for the file system: a name holds at most 255 bytes, a whole path about 4,096. Nothing was changed. Use a shorter name or fewer folders.`);
 		case 'ENXIO':
 			// What opening a socket gives (or a device with nothing behind it): trying again changes nothing.
 			return new ToolError('io', `${displayPath} is not a regular file (a socket or a device) and cannot be opened; these tools neither read nor change such files. Give the path of a regular file.`);

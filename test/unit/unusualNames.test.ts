@@ -1,6 +1,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
+import { fromNodeError } from '../../src/core/results/errors';
 import { listedName } from '../../src/core/results/listedName';
 import { makeHarness, makeTree } from './helpers';
 
@@ -115,5 +116,16 @@ describe('a path too long for the file system', () => {
 			assert.doesNotMatch(error.message, /Try once more/, tool);
 		}
 		assert.deepEqual(fs.readdirSync(tree.root), []);
+	});
+});
+
+describe('a disk that is full', () => {
+	it('is told as such, not as something to retry at once', () => {
+		for (const code of ['ENOSPC', 'EDQUOT']) {
+			const error = fromNodeError(Object.assign(new Error(`${code}: no space left on device, write`), { code }), 'src/a.ts');
+			assert.equal(error.message, 'The disk holding src/a.ts is full (or its quota is used up). Free some space, or ask the user to, then try again.');
+		}
+		const readOnly = fromNodeError(Object.assign(new Error('EROFS: read-only file system, open'), { code: 'EROFS' }), 'src/a.ts');
+		assert.match(readOnly.message, /^src\/a\.ts is on a read-only file system/);
 	});
 });

@@ -71,3 +71,27 @@ describe('inputs longer than one program argument', function () {
 		}
 	});
 });
+
+describe('a storage folder that cannot be written', () => {
+	let tree: ReturnType<typeof makeTree>;
+	let storage: string;
+	beforeEach(() => {
+		tree = makeTree({ 'ws/a.txt': 'hello\n' });
+		// Files where its folders for command logs and backups go: as on a full or read-only disk, they cannot be made.
+		storage = tree.file('storage');
+		fs.mkdirSync(storage, { mode: 0o700 });
+		for (const name of ['commands', 'backups']) fs.writeFileSync(`${storage}/${name}`, 'not a folder');
+	});
+	afterEach(() => tree.cleanup());
+
+	it('refuses run_command with why, before anything runs, and edits change nothing', async () => {
+		const harness = makeHarness(tree.file('ws'), { storageDir: storage });
+		const marker = tree.file('ws/ran');
+		const error = await harness.error('run_command', { command: `touch ${marker}` });
+		assert.match(error.message, /^The command was not run: the folder for its output log, .*storage\/commands.*, could not be made \((ENOTDIR|EEXIST).*Toolbelt's storage folder must be writable/);
+		assert.equal(fs.existsSync(marker), false);
+		const edit = await harness.error('edit_file', { path: 'a.txt', edits: [{ oldText: 'hello', newText: 'bye' }] });
+		assert.match(edit.message, /Could not back up the original files before changing them .*Nothing was changed\./);
+		assert.equal(fs.readFileSync(tree.file('ws/a.txt'), 'utf8'), 'hello\n');
+	});
+});

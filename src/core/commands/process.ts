@@ -340,7 +340,7 @@ export async function runProcess(options: RunOptions): Promise<RunResult> {
 	const started = Date.now();
 	const shell = commandLaunch(options);
 	const logBase = options.logDir ? path.join(options.logDir, logName(started)) : undefined;
-	if (options.logDir) await fs.promises.mkdir(options.logDir, { recursive: true, mode: 0o700 });
+	if (options.logDir) await makeLogDir(options.logDir);
 	const logFile = (stream: string) => (logBase === undefined ? undefined : { path: `${logBase}.${stream}.log`, cap: options.logCapBytes ?? LOG_CAP_BYTES });
 	const stdout = new OutputSink(options.maxOutputBytes, logFile('stdout'));
 	const stderr = new OutputSink(options.maxOutputBytes, logFile('stderr'));
@@ -353,6 +353,15 @@ export async function runProcess(options: RunOptions): Promise<RunResult> {
 	} finally {
 		stdout.release();
 		stderr.release();
+	}
+}
+
+/** The command's log folder, or a refusal before anything runs: its full output would have nowhere to go. */
+async function makeLogDir(logDir: string): Promise<void> {
+	try {
+		await fs.promises.mkdir(logDir, { recursive: true, mode: 0o700 });
+	} catch (error) {
+		throw new ToolError('io', `The command was not run: the folder for its output log, ${logDir}, could not be made (${(error as Error).message}). Tell the user: Toolbelt's storage folder must be writable and have free space.`);
 	}
 }
 

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { PendingCall, ToolContext } from '../core/context';
-import { CancelledError, ToolError } from '../core/results/errors';
+import { ToolError } from '../core/results/errors';
 import {
 	DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, RunResult, runProcess, SpawnError, StreamCapture,
 } from '../core/commands/process';
@@ -79,10 +79,11 @@ async function runApproved(input: Input, dir: CommandDir, decision: SandboxDecis
 		created = await sandbox.createdProtected().catch(() => []);
 		await sandbox.dispose();
 	}
-	if (result.end === 'cancelled') throw new CancelledError('The command');
 	if (result.leftRunning && result.pid !== undefined) ctx.state.sessions.adoptBackground(result.pid, input.command);
 	ctx.note({ target: oneLine(input.command, 60), bytes: result.stdout.buffer.totalBytes + result.stderr.buffer.totalBytes });
-	return render(input, dir.display, result, sandbox, created.map(found => ctx.boundary.display(found)));
+	const rendered = render(input, dir.display, result, sandbox, created.map(found => ctx.boundary.display(found)));
+	// Cancelled, with what it printed before: its processes are gone by now (runProcess waited for that).
+	return result.end === 'cancelled' ? { ...rendered, error: { code: 'cancelled', message: headline(input, result) } } : rendered;
 }
 
 /** The exact command, plus what else shapes it (env, stdin) as shell comments the person can read. */
@@ -131,6 +132,7 @@ function headline(input: Input, result: RunResult): string {
 		const limit = formatDuration(input.timeoutMs ?? DEFAULT_TIMEOUT_MS);
 		return `Timed out after ${limit}: the command and every process it started were stopped. Output so far is below. If it needs longer, raise timeoutMs (max ${MAX_TIMEOUT_MS / 1000} s) or run it with exec_command and check on it with write_stdin.`;
 	}
+	if (result.end === 'cancelled') return `Cancelled after ${took}: the command and every process it started were stopped. Output so far is below.`;
 	if (result.signal) return `Killed by ${result.signal} after ${took}.`;
 	const code = result.exitCode;
 	if (code === 127) return `Exit code 127 after ${took}: the shell could not find a command${quoteError(result.stderr)}. Check the spelling, and that the program is installed and on PATH.`;

@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { PendingCall, ToolContext } from '../core/context';
-import { CancelledError, ToolError } from '../core/results/errors';
+import { ToolError } from '../core/results/errors';
 import {
 	DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, RunResult, runProcess, SpawnError, StreamCapture,
 } from '../core/commands/process';
@@ -79,10 +79,17 @@ async function runApproved(input: Input, dir: CommandDir, decision: SandboxDecis
 		created = await sandbox.createdProtected().catch(() => []);
 		await sandbox.dispose();
 	}
-	if (result.end === 'cancelled') throw new CancelledError('The command');
+	if (result.end === 'cancelled') throw cancelled(result);
 	if (result.leftRunning && result.pid !== undefined) ctx.state.sessions.adoptBackground(result.pid, input.command);
 	ctx.note({ target: oneLine(input.command, 60), bytes: result.stdout.buffer.totalBytes + result.stderr.buffer.totalBytes });
 	return render(input, dir.display, result, sandbox, created.map(found => ctx.boundary.display(found)));
+}
+
+/** What a cancelled command did: it ran for a while (and may have changed files), and where its output went. */
+function cancelled(result: RunResult): ToolError {
+	const logs = [result.stdout.logPath, result.stderr.logPath].filter(Boolean).join(' and ');
+	const kept = logs ? ` Its output so far is in ${logs}.` : '';
+	return new ToolError('cancelled', `The command was cancelled after ${formatDuration(result.durationMs)}: it and every process it started were stopped. What it did before that (files it wrote) stays.${kept}`);
 }
 
 /** The exact command, plus what else shapes it (env, stdin) as shell comments the person can read. */

@@ -1,0 +1,86 @@
+import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import { livingMembers, signalGroup } from '../../src/core/commands/process';
+import { resultText } from '../../src/core/results/result';
+import { sandboxAvailability } from '../../src/core/sandbox/runtime';
+import { makeHarness, makeTree, needsSandbox, stopProcessesIn, withDeadline } from './helpers';
+
+/**
+ * A cancel that arrives while run_command runs: the result must come once what ran is over. Raced
+ * against the signal, the result said "cancelled" at once while a command that ignores SIGTERM
+ * went on writing files for the whole grace period (and, in the sandbox, until bwrap went).
+ */
+
+const DEADLINE_MS = 10_000;
+
+async function until(check: () => boolean, ms: number): Promise<boolean> {
+	const deadline = Date.now() + ms;
+	while (!check() && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 20));
+	return check();
+}
+
+function sizeOf(file: string): number {
+	return fs.existsSync(file) ? fs.statSync(file).size : 0;
+}
+
+/** A command that ignores SIGTERM, prints a line, and appends a line to `ticks` every 20 ms. */
+const STUBBORN = `trap '' TERM; echo $$ > pid; echo started; while true; do echo tick >> ticks; sleep 0.02; done`;
+
+for (const sandboxed of [false, true]) {
+	describe(`a cancel while a command runs (${sandboxed ? 'in the sandbox' : 'unsandboxed'})`, function () {
+		this.timeout(DEADLINE_MS + 5_000);
+		let tree: ReturnType<typeof makeTree>;
+		let groups: number[];
+
+		before(async function () {
+			if (process.platform !== 'linux') this.skip();
+			if (sandboxed) needsSandbox(this, await sandboxAvailability());
+		});
+		beforeEach(() => {
+			tree = makeTree();
+			groups = [];
+		});
+		afterEach(() => {
+			for (const pgid of groups) signalGroup(pgid, 'SIGKILL');
+			stopProcessesIn(tree.root);
+			tree.cleanup();
+		});
+
+		const harness = () => makeHarness(tree.root, { settings: { sandbox: { mode: sandboxed ? 'auto' : 'off' } } });
+
+		it('the result comes once the command stopped writing: nothing it started changes a file after it', async () => {
+			const controller = new AbortController();
+			const running = harness().invoke('run_command', { command: STUBBORN, timeoutMs: 60_000 }, { signal: controller.signal });
+			const ticks = tree.file('ticks');
+			assert.ok(await until(() => sizeOf(ticks) > 0, 5_000), 'the command never started');
+			if (!sandboxed) groups.push(Number(fs.readFileSync(tree.file('pid'), 'utf8')));
+			controller.abort();
+			const result = await withDeadline(running, DEADLINE_MS, 'run_command did not return');
+			assert.equal(result.error?.code, 'cancelled', resultText(result));
+			const atResult = sizeOf(ticks);
+			await new Promise(resolve => setTimeout(resolve, 300));
+			assert.equal(sizeOf(ticks), atResult, 'the command still wrote after its result said cancelled');
+			for (const pgid of groups) assert.deepEqual(livingMembers(pgid), []);
+			// What ran is told: for how long, that it may have changed files, where its output is.
+			assert.match(result.error!.message, /^The command was cancelled after \d+\.\d s: it and every process it started were stopped\. What it did before that \(files it wrote\) stays\. Its output so far is in \S+\.stdout\.log\.$/);
+		});
+
+		it('exec_command: the result comes once the session stopped writing', async () => {
+			const h = harness();
+			const controller = new AbortController();
+			const running = h.invoke('exec_command', { command: STUBBORN.replace("trap '' TERM", "trap '' TERM HUP"), yieldMs: 60_000 }, { signal: controller.signal });
+			const ticks = tree.file('ticks');
+			try {
+				assert.ok(await until(() => sizeOf(ticks) > 0, 5_000), 'the session never started');
+				controller.abort();
+				const result = await withDeadline(running, DEADLINE_MS, 'exec_command did not return');
+				assert.equal(result.error?.code, 'cancelled', resultText(result));
+				const atResult = sizeOf(ticks);
+				await new Promise(resolve => setTimeout(resolve, 300));
+				assert.equal(sizeOf(ticks), atResult, 'the session still wrote after its result said cancelled');
+			} finally {
+				await withDeadline((h.registry as any).env.state.sessions.dispose(), DEADLINE_MS, 'dispose did not return');
+			}
+		});
+	});
+}

@@ -84,3 +84,37 @@ for (const sandboxed of [false, true]) {
 		});
 	});
 }
+
+describe('a cancel while write_stdin waits for output', function () {
+	this.timeout(DEADLINE_MS + 5_000);
+	let tree: ReturnType<typeof makeTree>;
+	let h: ReturnType<typeof makeHarness>;
+	beforeEach(() => {
+		tree = makeTree();
+		h = makeHarness(tree.root, { settings: { sandbox: { mode: 'off' } } });
+	});
+	afterEach(async () => {
+		await withDeadline((h.registry as any).env.state.sessions.dispose(), DEADLINE_MS, 'dispose did not return');
+		stopProcessesIn(tree.root);
+		tree.cleanup();
+	});
+
+	it('the keys were sent, so the result says so, and the output printed meanwhile is not lost', async () => {
+		await h.text('exec_command', { command: 'bash --norc', tty: false, yieldMs: 0 });
+		const controller = new AbortController();
+		setTimeout(() => controller.abort(), 500);
+		const result = await withDeadline(h.invoke('write_stdin', { sessionId: 1, chars: 'echo mark$((6*7))\n', yieldMs: 60_000 }, { signal: controller.signal }), DEADLINE_MS, 'write_stdin did not return');
+		const later = await h.text('write_stdin', { sessionId: 1, yieldMs: 100 });
+		assert.match(`${resultText(result)}\n${later}`, /mark42/, 'the output printed before the cancel was read and dropped');
+		assert.equal(result.error, undefined, `the keys were sent, yet the result says: ${result.error?.message}`);
+		assert.match(resultText(result), /sent echo mark\$\(\(6\*7\)\)\\n\. The wait for output was cancelled/);
+	});
+
+	it('cancelled before the keys are sent: nothing is sent, and the result says so', async () => {
+		await h.text('exec_command', { command: 'bash --norc', tty: false, yieldMs: 0 });
+		const result = await h.invoke('write_stdin', { sessionId: 1, chars: 'touch made\n' }, { signal: AbortSignal.abort() });
+		assert.equal(result.error?.code, 'cancelled');
+		await h.text('write_stdin', { sessionId: 1, chars: 'echo done\n', yieldMs: 500 });
+		assert.equal(fs.existsSync(tree.file('made')), false);
+	});
+});

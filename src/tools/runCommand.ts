@@ -60,6 +60,7 @@ async function runApproved(input: Input, dir: CommandDir, decision: SandboxDecis
 	const sandbox = await openCommandSandbox(decision, ctx);
 	let result: RunResult;
 	let created: string[] = [];
+	let untrack: () => void = () => undefined;
 	try {
 		result = await runProcess({
 			command: input.command,
@@ -71,11 +72,13 @@ async function runApproved(input: Input, dir: CommandDir, decision: SandboxDecis
 			maxOutputBytes: ctx.settings.limits.commandBytes,
 			logDir: ctx.state.commandLogs.dir,
 			sandbox,
+			onStart: pgid => { untrack = ctx.state.sessions.trackRunning(pgid); },
 		});
 	} catch (error) {
 		if (error instanceof SpawnError) throw new ToolError('command_failed', `${error.message} Nothing was run. Check that the folder still exists and can be entered; if it does, tell the user that the shell cannot be started.`);
 		throw error;
 	} finally {
+		untrack();
 		created = await sandbox.createdProtected().catch(() => []);
 		await sandbox.dispose();
 	}

@@ -65,6 +65,21 @@ for (const sandboxed of [false, true]) {
 			assert.match(result.error!.message, /^The command was cancelled after \d+\.\d s: it and every process it started were stopped\. What it did before that \(files it wrote\) stays\. Its output so far is in \S+\.stdout\.log\.$/);
 		});
 
+		it('disposing of the tool host stops a run_command still running, and its result says it was killed', async () => {
+			const h = harness();
+			const running = h.invoke('run_command', { command: STUBBORN, timeoutMs: 60_000 });
+			const ticks = tree.file('ticks');
+			assert.ok(await until(() => sizeOf(ticks) > 0, 5_000), 'the command never started');
+			if (!sandboxed) groups.push(Number(fs.readFileSync(tree.file('pid'), 'utf8')));
+			await withDeadline((h.registry as any).env.state.sessions.dispose(), DEADLINE_MS, 'dispose did not return');
+			const atDispose = sizeOf(ticks);
+			await new Promise(resolve => setTimeout(resolve, 300));
+			assert.equal(sizeOf(ticks), atDispose, 'the command still ran after the host was disposed of');
+			const result = await withDeadline(running, DEADLINE_MS, 'run_command did not return');
+			assert.match(resultText(result), /^Killed by SIG(TERM|KILL) after/);
+			for (const pgid of groups) assert.deepEqual(livingMembers(pgid), []);
+		});
+
 		it('exec_command: the result comes once the session stopped writing', async () => {
 			const h = harness();
 			const controller = new AbortController();

@@ -272,6 +272,8 @@ export interface RunOptions {
 	sandbox?: Sandbox;
 	graceMs?: number;
 	drainMs?: number;
+	/** Told the process group as soon as the shell runs (to stop it from elsewhere, e.g. when the host goes). */
+	onStart?: (pgid: number) => void;
 }
 
 export type RunEnd = 'exit' | 'timeout' | 'cancelled';
@@ -314,6 +316,7 @@ export async function runProcess(options: RunOptions): Promise<RunResult> {
 	const stderr = new OutputSink(options.maxOutputBytes, logFile('stderr'));
 	try {
 		const child = await spawnInto(shell, options.cwd, stdout, stderr);
+		if (child.pid !== undefined) options.onStart?.(child.pid);
 		feedStdin(child, options.stdin);
 		const outcome = await supervise(child, options, [stdout, stderr], shell);
 		const [out, err] = await Promise.all([stdout.finish(), stderr.finish()]);

@@ -344,6 +344,8 @@ export interface ManagerOptions {
 export class SessionManager {
 	private readonly sessions = new Map<number, Session>();
 	private readonly background = new Map<number, string>();
+	/** Process groups of run_command calls still running: they go with the host too. */
+	private readonly running = new Set<number>();
 	private nextId = 1;
 	private readonly startEmitter = new Emitter<Session>();
 	private exitHookInstalled = false;
@@ -407,6 +409,19 @@ export class SessionManager {
 		this.installExitHook();
 	}
 
+	/**
+	 * Holds a running run_command's process group until the returned release is called, so that
+	 * disposing of the host (or its process exiting) stops it: it used to run on to its timeout.
+	 */
+	trackRunning(pgid: number): () => void {
+		this.running.add(pgid);
+		this.installExitHook();
+		return () => {
+			this.running.delete(pgid);
+			this.forgetOldFinished();
+		};
+	}
+
 	/** Background process groups from run_command that are still alive. */
 	backgroundGroups(): { pgid: number; command: string }[] {
 		for (const pgid of this.background.keys()) if (!groupAlive(pgid)) this.background.delete(pgid);
@@ -417,12 +432,13 @@ export class SessionManager {
 	async killAll(reason: StopReason = 'killed'): Promise<number> {
 		const live = this.live();
 		const groups = this.backgroundGroups();
+		const running = [...this.running];
 		this.background.clear();
 		await Promise.all([
 			...live.map(session => session.kill(reason)),
-			...groups.map(group => terminateGroup(group.pgid, this.graceMs)),
+			...[...groups.map(group => group.pgid), ...running].map(pgid => terminateGroup(pgid, this.graceMs)),
 		]);
-		return live.length + groups.length;
+		return live.length + groups.length + running.length;
 	}
 
 	/** The extension is deactivating: everything goes, and no listener survives. */
@@ -434,7 +450,7 @@ export class SessionManager {
 
 	private killAllNow(): void {
 		for (const session of this.live()) session.killNow();
-		for (const pgid of this.background.keys()) signalGroup(pgid, 'SIGKILL');
+		for (const pgid of [...this.background.keys(), ...this.running]) signalGroup(pgid, 'SIGKILL');
 	}
 
 	/** If the host process exits without deactivating us (a crash, a test runner), nothing is left behind. */
@@ -453,7 +469,7 @@ export class SessionManager {
 	private forgetOldFinished(): void {
 		const finished = [...this.sessions.values()].filter(s => !s.alive);
 		for (const session of finished.slice(0, Math.max(0, finished.length - FINISHED_KEPT))) this.sessions.delete(session.id);
-		if (this.live().length === 0 && this.background.size === 0) this.removeExitHook();
+		if (this.live().length === 0 && this.background.size === 0 && this.running.size === 0) this.removeExitHook();
 	}
 }
 

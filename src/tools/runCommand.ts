@@ -132,6 +132,7 @@ function render(input: Input, cwd: string, result: RunResult, sandbox: Sandbox, 
 		logs: { stdout: result.stdout.logPath, stderr: result.stderr.logPath },
 		...sandboxMetadata(sandbox),
 		...(result.leftRunning ? { backgroundProcessGroup: result.pid } : {}),
+		...(result.escaped.length ? { escapedPids: result.escaped } : {}),
 	});
 }
 
@@ -186,9 +187,16 @@ export function section(name: string, capture: StreamCapture): Section {
 }
 
 function afterwords(result: RunResult): string {
-	if (!result.leftRunning || result.pid === undefined) return '';
-	const held = result.pipesHeld ? ' They kept its output open; what they print from now on is not collected.' : '';
-	return `Note: processes it started in the background are still running (process group ${result.pid}).${held} They are stopped when Toolbelt stops (the editor closes); stop them sooner with run_command "kill -- -${result.pid}". For servers and watchers, exec_command lets you see their output.`;
+	const notes: string[] = [];
+	if (result.leftRunning && result.pid !== undefined) {
+		const held = result.pipesHeld ? ' They kept its output open; what they print from now on is not collected.' : '';
+		notes.push(`Note: processes it started in the background are still running (process group ${result.pid}).${held} They are stopped when Toolbelt stops (the editor closes); stop them sooner with run_command "kill -- -${result.pid}". For servers and watchers, exec_command lets you see their output.`);
+	}
+	if (result.escaped.length) {
+		const pids = result.escaped.join(' ');
+		notes.push(`Note: processes it started left its process group (setsid, a daemon) and are still running (pid ${pids}); Toolbelt does not stop them. Stop them when done with run_command "kill ${pids}".`);
+	}
+	return notes.join('\n');
 }
 
 /** `["NAME=value", …]` as variables; a NAME given twice takes its last value, as in a shell. */

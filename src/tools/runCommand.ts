@@ -60,6 +60,7 @@ async function runApproved(input: Input, dir: CommandDir, decision: SandboxDecis
 	const sandbox = await openCommandSandbox(decision, ctx);
 	let result: RunResult;
 	let created: string[] = [];
+	let untrack: () => void = () => undefined;
 	try {
 		result = await runProcess({
 			command: input.command,
@@ -71,19 +72,27 @@ async function runApproved(input: Input, dir: CommandDir, decision: SandboxDecis
 			maxOutputBytes: ctx.settings.limits.commandBytes,
 			logDir: ctx.state.commandLogs.dir,
 			sandbox,
+			onStart: pgid => { untrack = ctx.state.sessions.trackRunning(pgid); },
 		});
 	} catch (error) {
 		if (error instanceof SpawnError) throw new ToolError('command_failed', `${error.message} Nothing was run. Check that the folder still exists and can be entered; if it does, tell the user that the shell cannot be started.`);
 		throw error;
 	} finally {
+		untrack();
 		created = await sandbox.createdProtected().catch(() => []);
 		await sandbox.dispose();
 	}
+	if (result.end === 'cancelled') throw cancelled(result);
 	if (result.leftRunning && result.pid !== undefined) ctx.state.sessions.adoptBackground(result.pid, input.command);
 	ctx.note({ target: oneLine(input.command, 60), bytes: result.stdout.buffer.totalBytes + result.stderr.buffer.totalBytes });
-	const rendered = render(input, dir.display, result, sandbox, created.map(found => ctx.boundary.display(found)));
-	// Cancelled, with what it printed before: its processes are gone by now (runProcess waited for that).
-	return result.end === 'cancelled' ? { ...rendered, error: { code: 'cancelled', message: headline(input, result) } } : rendered;
+	return render(input, dir.display, result, sandbox, created.map(found => ctx.boundary.display(found)));
+}
+
+/** What a cancelled command did: it ran for a while (and may have changed files), and where its output went. */
+function cancelled(result: RunResult): ToolError {
+	const logs = [result.stdout.logPath, result.stderr.logPath].filter(Boolean).join(' and ');
+	const kept = logs ? ` Its output so far is in ${logs}.` : '';
+	return new ToolError('cancelled', `The command was cancelled after ${formatDuration(result.durationMs)}: it and every process it started were stopped. What it did before that (files it wrote) stays.${kept}`);
 }
 
 /** The exact command, plus what else shapes it (env, stdin) as shell comments the person can read. */
@@ -123,6 +132,7 @@ function render(input: Input, cwd: string, result: RunResult, sandbox: Sandbox, 
 		logs: { stdout: result.stdout.logPath, stderr: result.stderr.logPath },
 		...sandboxMetadata(sandbox),
 		...(result.leftRunning ? { backgroundProcessGroup: result.pid } : {}),
+		...(result.escaped.length ? { escapedPids: result.escaped } : {}),
 	});
 }
 
@@ -132,7 +142,6 @@ function headline(input: Input, result: RunResult): string {
 		const limit = formatDuration(input.timeoutMs ?? DEFAULT_TIMEOUT_MS);
 		return `Timed out after ${limit}: the command and every process it started were stopped. Output so far is below. If it needs longer, raise timeoutMs (max ${MAX_TIMEOUT_MS / 1000} s) or run it with exec_command and check on it with write_stdin.`;
 	}
-	if (result.end === 'cancelled') return `Cancelled after ${took}: the command and every process it started were stopped. Output so far is below.`;
 	if (result.signal) return `Killed by ${result.signal} after ${took}.`;
 	const code = result.exitCode;
 	if (code === 127) return `Exit code 127 after ${took}: the shell could not find a command${quoteError(result.stderr)}. Check the spelling, and that the program is installed and on PATH.`;
@@ -178,9 +187,16 @@ export function section(name: string, capture: StreamCapture): Section {
 }
 
 function afterwords(result: RunResult): string {
-	if (!result.leftRunning || result.pid === undefined) return '';
-	const held = result.pipesHeld ? ' They kept its output open; what they print from now on is not collected.' : '';
-	return `Note: processes it started in the background are still running (process group ${result.pid}).${held} They are stopped when Toolbelt stops (the editor closes); stop them sooner with run_command "kill -- -${result.pid}". For servers and watchers, exec_command lets you see their output.`;
+	const notes: string[] = [];
+	if (result.leftRunning && result.pid !== undefined) {
+		const held = result.pipesHeld ? ' They kept its output open; what they print from now on is not collected.' : '';
+		notes.push(`Note: processes it started in the background are still running (process group ${result.pid}).${held} They are stopped when Toolbelt stops (the editor closes); stop them sooner with run_command "kill -- -${result.pid}". For servers and watchers, exec_command lets you see their output.`);
+	}
+	if (result.escaped.length) {
+		const pids = result.escaped.join(' ');
+		notes.push(`Note: processes it started left its process group (setsid, a daemon) and are still running (pid ${pids}); Toolbelt does not stop them. Stop them when done with run_command "kill ${pids}".`);
+	}
+	return notes.join('\n');
 }
 
 /** `["NAME=value", …]` as variables; a NAME given twice takes its last value, as in a shell. */

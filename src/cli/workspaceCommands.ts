@@ -4,6 +4,7 @@ import { pruneBackups } from '../core/changes/backupPruning';
 import type { ApprovalRequest } from '../core/context';
 import { createNodeEnvironment } from '../core/nodeHost';
 import type { ToolResult } from '../core/results/result';
+import { ToolError } from '../core/results/errors';
 import type { BackupLimits } from '../core/policy/settings';
 import { StorageError } from '../core/files/storage';
 import { ALL_TOOLS, ToolRegistry } from '../tools';
@@ -22,7 +23,7 @@ const MB = 1024 * 1024;
 
 /** Puts a request to the person on the terminal; no terminal means no one to say yes. */
 async function askOnTerminal(request: ApprovalRequest): Promise<boolean> {
-	if (!process.stdin.isTTY || !process.stderr.isTTY) return false;
+	if (!process.stdin.isTTY || !process.stderr.isTTY) throw noTerminal(request);
 	const rl = createInterface({ input: process.stdin, output: process.stderr });
 	try {
 		process.stderr.write(`${confirmationTitle(request)}\n${describeRequest(request, 'plain')}\n`);
@@ -31,6 +32,12 @@ async function askOnTerminal(request: ApprovalRequest): Promise<boolean> {
 	} finally {
 		rl.close();
 	}
+}
+
+/** A refusal that says no one was asked: a plain "no" would read as "the user declined" (as an MCP client that cannot ask gets). */
+function noTerminal(request: ApprovalRequest): ToolError {
+	const what = confirmationTitle(request).replace(/\?$/, '').toLowerCase();
+	return new ToolError('declined', `Refused to ${what}: it needs a person's confirmation, and there is no terminal to ask on. Nothing was changed. To allow it, the user can run the command in a terminal, or again with --yes.`);
 }
 
 function toJson(result: ToolResult): string {

@@ -36,14 +36,26 @@ const MCP_TOOLS = ALL_TOOLS.filter(tool => !tool.needsVscode);
  * folder may not exist yet, and a few small reads every two seconds cost nothing.
  */
 const CUSTOM_TOOLS_POLL_MS = 2000;
+/**
+ * How long the server, told to stop, waits for its cancelled calls to end: enough for a command's
+ * SIGTERM grace and SIGKILL, bounded so that a call that ignores its cancel cannot keep it alive.
+ */
+const STOP_WAIT_MS = 4000;
 
 /** Serves every tool that works outside VS Code over stdio until the client goes away. */
 export async function serveMcp(options: McpOptions): Promise<void> {
 	const { server, dispose } = createMcpServer(options);
-	// The client closing stdin ends the server; its command sessions end with it.
-	process.stdin.once('end', () => {
+	// The client closing stdin (or signalling the server) ends it; its running commands and sessions
+	// end first: a command runs in a process group of its own, which outlives a server that just exits.
+	let stopping = false;
+	const stop = () => {
+		if (stopping) return;
+		stopping = true;
 		void dispose().finally(() => process.exit(0));
-	});
+	};
+	process.stdin.once('end', stop);
+	process.once('SIGTERM', stop);
+	process.once('SIGINT', stop);
 	await server.connect(new StdioServerTransport());
 }
 
@@ -52,6 +64,9 @@ export function createMcpServer(options: McpOptions): { server: Server; dispose(
 	const builtIns = options.onlyCustom ? [] : MCP_TOOLS;
 	let workspace: Promise<Workspace> | undefined;
 	let poll: NodeJS.Timeout | undefined;
+	// Cancels every call still running when the server stops; `running` is what they settle to.
+	const closing = new AbortController();
+	const running = new Set<Promise<unknown>>();
 	// Built on first use, after initialization: only then are the client's roots and elicitation known.
 	const getWorkspace = () => (workspace ??= workspaceRoots(server, options.roots).then(async roots => {
 		const env = createNodeEnvironment({
@@ -103,8 +118,11 @@ export function createMcpServer(options: McpOptions): { server: Server; dispose(
 			}
 			// A definition edited since the last listing runs as it is now.
 			if (!builtIns.some(tool => tool.name === modelName(request.params.name))) await refreshAndTell(opened);
-			const result = await opened.registry.invoke(request.params.name, request.params.arguments ?? {}, { signal: extra.signal });
-			return toMcpResult(result);
+			const invoking = opened.registry.invoke(request.params.name, request.params.arguments ?? {}, { signal: AbortSignal.any([extra.signal, closing.signal]) });
+			const settled = invoking.catch(() => undefined);
+			running.add(settled);
+			void settled.then(() => running.delete(settled));
+			return toMcpResult(await invoking);
 		} finally {
 			// Sent before the result: a client stops listening for progress once the call has answered.
 			await progress?.finish();
@@ -114,6 +132,8 @@ export function createMcpServer(options: McpOptions): { server: Server; dispose(
 		server,
 		dispose: async () => {
 			clearInterval(poll);
+			closing.abort();
+			await Promise.race([Promise.all(running), new Promise(resolve => setTimeout(resolve, STOP_WAIT_MS).unref())]);
 			const opened = await workspace?.catch(() => undefined);
 			await opened?.env.state.sessions?.dispose();
 		},

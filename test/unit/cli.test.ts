@@ -115,7 +115,11 @@ describe('CLI', () => {
 		const input = JSON.stringify({ path: 'a.txt', content: 'changed\n' });
 		const refused = await cli(['run', 'write_file', '--root', tree.root, '--input', input]);
 		assert.equal(refused.code, 1);
-		assert.equal(JSON.parse(refused.stdout).error.code, 'declined');
+		const { error } = JSON.parse(refused.stdout);
+		assert.equal(error.code, 'declined');
+		// No one was asked: the result must not say a user declined, and says what would allow it.
+		assert.doesNotMatch(error.message, /user declined/i);
+		assert.match(error.message, /^Refused to .*a\.txt: it needs a person's confirmation, and there is no terminal to ask on\. Nothing was changed\. .*--yes/);
 		assert.equal(fs.readFileSync(tree.file('a.txt'), 'utf8'), 'alpha\nbeta\n', 'nothing written');
 		// Its backup goes to the tree, not the shared folder other CLI runs use.
 		const approved = await cli(['run', 'write_file', '--root', tree.root, '--input', input, '--yes', '--storage', tree.file('.storage')]);

@@ -10,7 +10,7 @@ import { CustomToolCatalog } from '../../src/tools/custom/catalog';
 import { formatProblem } from '../../src/tools/custom/definitions';
 import { toValidatingSchema } from '../../src/tools/custom/jsonSchema';
 import { validateInput } from '../../src/core/schema/validate';
-import { makeTree, needsSandbox, testStorageDir, withDeadline } from './helpers';
+import { makeTree, needsSandbox, stopProcessesIn, testStorageDir, withDeadline } from './helpers';
 
 const ECHO = '#!/bin/sh\ncat\n';
 
@@ -240,6 +240,52 @@ describe('custom tools: running', function () {
 		setTimeout(() => controller.abort(), 200);
 		const result = await withDeadline(registry.invoke('echo_input', { text: 'x' }, { signal: controller.signal }), 10_000, 'the cancelled custom tool kept running');
 		assert.equal(result.error?.code, 'cancelled');
+	});
+
+	describe('a cancel while its script runs or ends: the result comes once the script is gone, and says what happened', () => {
+		afterEach(() => stopProcessesIn(tree.root));
+
+		/** Waits until `file` exists, for at most `ms`. */
+		async function appears(file: string, ms: number): Promise<void> {
+			const until = Date.now() + ms;
+			while (!fs.existsSync(file)) {
+				if (Date.now() > until) throw new Error(`${file} never appeared`);
+				await new Promise(resolve => setTimeout(resolve, 5));
+			}
+		}
+
+		it('a script that finished (exit 0) while its output is still draining is reported done, not cancelled', async () => {
+			// A background child keeps stdout open past the script's exit (the drain window), and marks the moment the script is gone.
+			workspace({}, '#!/bin/sh\necho did it\ntouch did\nparent=$$\n(while kill -0 $parent 2>/dev/null; do sleep 0.01; done; touch exited; sleep 0.6) &\nexit 0\n');
+			// Unsandboxed: in bwrap's PID namespace the background child ends with the script.
+			const { registry } = await open(tree.root, { settings: { sandbox: { mode: 'off' } } });
+			const controller = new AbortController();
+			const calling = registry.invoke('echo_input', { text: 'x' }, { signal: controller.signal });
+			await appears(tree.file('exited'), 10_000);
+			controller.abort();
+			const result = await withDeadline(calling, 10_000, 'the call never ended');
+			assert.ok(fs.existsSync(tree.file('did')));
+			assert.equal(result.error, undefined, `the script ran to exit 0, yet the result says: ${result.error?.message}`);
+			assert.equal(result.metadata.exitCode, 0);
+			assert.match(resultText(result), /^did it/);
+			await new Promise(resolve => setTimeout(resolve, 700));
+		});
+
+		it('a script that still writes while it stops has written it before the result says cancelled', async () => {
+			// The script answers the stop signal by writing a file a moment later, inside the kill grace period.
+			workspace({}, '#!/bin/sh\ntrap \'sleep 0.3; touch late; exit 1\' TERM\ntouch started\nwhile :; do sleep 0.05; done\n');
+			const { registry } = await open(tree.root);
+			const controller = new AbortController();
+			const calling = registry.invoke('echo_input', { text: 'x' }, { signal: controller.signal });
+			await appears(tree.file('started'), 10_000);
+			controller.abort();
+			const result = await withDeadline(calling, 10_000, 'the cancelled call never ended');
+			assert.equal(result.error?.code, 'cancelled');
+			const lateAtResult = fs.existsSync(tree.file('late'));
+			assert.ok(lateAtResult, 'the result came while the script was still stopping (its TERM trap had not written yet)');
+			await new Promise(resolve => setTimeout(resolve, 800));
+			assert.equal(fs.existsSync(tree.file('late')), lateAtResult, 'the script wrote a file after the result said it was cancelled');
+		});
 	});
 
 	it('reports a script that went away since it was read, and runs nothing', async () => {

@@ -5,7 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CallToolResult, ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { main } from '../../src/cli/main';
-import { makeTree, withDeadline } from './helpers';
+import { makeTree, stopProcessesIn, withDeadline } from './helpers';
 
 /** The compiled CLI beside this compiled test: `npm run test:unit` builds both, no bundle needed. */
 const CLI = path.join(__dirname, '../../src/cli/main.js');
@@ -16,6 +16,8 @@ interface Connection {
 	asked: string[];
 	/** What the server wrote on stderr so far. */
 	stderr(): string;
+	/** The server's process id. */
+	pid: number;
 }
 
 /** Starts `toolbelt mcp` on a folder and connects the SDK client, answering elicitations with `answer` when given. */
@@ -32,7 +34,7 @@ async function connect(root: string, args: string[] = [], answer?: 'accept' | 'd
 	let stderr = '';
 	transport.stderr?.on('data', chunk => { stderr += chunk; });
 	await client.connect(transport);
-	return { client, asked, stderr: () => stderr };
+	return { client, asked, stderr: () => stderr, pid: transport.pid! };
 }
 
 function text(result: unknown): string {
@@ -170,6 +172,39 @@ describe('MCP server (stdio, official SDK client)', function () {
 		await assert.rejects(call);
 		await waitFor(() => !running(command), 5000);
 		assert.ok(Date.now() - cancelledAt < 5000);
+	});
+
+	it('a client that goes away mid-call (stdin closed) leaves no unsandboxed command running', async () => {
+		// Unsandboxed: bwrap's --die-with-parent would end it with the server anyway.
+		connection = await connect(tree.root, ['--approval', 'never', '--settings', '{"sandbox":{"mode":"off"}}']);
+		const command = 'sleep 30.5151';
+		const call = connection.client.callTool({ name: 'run_command', arguments: { command } }).catch(() => undefined);
+		try {
+			await waitFor(() => running(command), 10000);
+			// The SDK's close ends stdin first and waits for the server to exit before it signals it.
+			await connection.client.close();
+			connection = undefined;
+			await call;
+			await waitFor(() => !running(command), 5000);
+		} finally {
+			stopProcessesIn(tree.root);
+		}
+	});
+
+	it('a server stopped with SIGTERM mid-call ends its commands first, then exits', async () => {
+		connection = await connect(tree.root, ['--approval', 'never', '--settings', '{"sandbox":{"mode":"off"}}']);
+		const command = 'sleep 30.6262';
+		const call = connection.client.callTool({ name: 'run_command', arguments: { command } }).catch(() => undefined);
+		const server = connection.pid;
+		try {
+			await waitFor(() => running(command), 10000);
+			process.kill(server, 'SIGTERM');
+			await waitFor(() => !fs.existsSync(`/proc/${server}`) || fs.readFileSync(`/proc/${server}/stat`, 'utf8').split(') ')[1].startsWith('Z'), 5000);
+			await waitFor(() => !running(command), 2000);
+		} finally {
+			stopProcessesIn(tree.root);
+			await call;
+		}
 	});
 });
 

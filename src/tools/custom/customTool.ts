@@ -48,7 +48,10 @@ async function plan(spec: CustomToolSpec, input: unknown, ctx: ToolContext): Pro
 	const stdin = JSON.stringify(input);
 	const start = (runCtx: ToolContext) => execute(spec, script, stdin, dir, decision, runCtx);
 	if (!spec.mutating) return start(ctx);
-	return pendingCommand(`Running custom tool ${spec.name}`, `${script.display}\n# stdin: ${stdin}`, dir, decision, {}, start);
+	// runProcess answers a cancel itself (it stops the whole group and waits), and a script that
+	// already exited keeps its real result: racing it reported "cancelled" for a finished script
+	// and came back while a stopping one could still write.
+	return { ...pendingCommand(`Running custom tool ${spec.name}`, `${script.display}\n# stdin: ${stdin}`, dir, decision, {}, start), settlesOnCancel: true };
 }
 
 async function execute(spec: CustomToolSpec, script: ScriptPath, stdin: string, dir: CommandDir, decision: SandboxDecision, ctx: ToolContext): Promise<ToolResult> {

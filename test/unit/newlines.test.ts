@@ -121,16 +121,24 @@ describe('newline counting', () => {
 			assert.deepEqual([counter.usage.compiles, counter.usage.instances, counter.usage.nativeBytes], [1, 2, 3 * 3000 + 3990]);
 		});
 
-		// The host's WebAssembly namespace keeps its members non-enumerable: named one by one.
-		const withHost = (parts: Partial<WebAssemblyApi>): WebAssemblyApi => ({ Module: host!.Module, Memory: host!.Memory, Instance: host!.Instance, ...parts });
-		const missing: Array<[string, WebAssemblyApi | undefined, number]> = [
-			['no WebAssembly (node --jitless)', undefined, 0],
-			['a WebAssembly without SIMD (the module does not compile)', withHost({ Module: class { constructor() { throw new Error('invalid SIMD opcode'); } } as unknown as WebAssemblyApi['Module'] }), 0],
-			['a WebAssembly that cannot give memory', withHost({ Memory: class { constructor() { throw new RangeError('out of memory'); } } as unknown as WebAssemblyApi['Memory'] }), 1],
+		/** The host's WebAssembly with one of its parts failing as `failure` says, each attempt counted. */
+		function failing(part: 'Module' | 'Memory', failure: Error): { api: WebAssemblyApi; attempts: () => number } {
+			let attempts = 0;
+			const fails = class { constructor() { attempts++; throw failure; } };
+			// Named one by one: WebAssembly's members are not enumerable, so `...host` would copy none.
+			const api = { Module: host!.Module, Memory: host!.Memory, Instance: host!.Instance, [part]: fails as unknown as WebAssemblyApi[typeof part] };
+			return { api, attempts: () => attempts };
+		}
+
+		// [what is missing, the counter's WebAssembly, modules compiled]
+		const missing: Array<[string, () => WebAssemblyApi | undefined, number]> = [
+			['no WebAssembly (node --jitless)', () => undefined, 0],
+			['a WebAssembly without SIMD (the module does not compile)', () => failing('Module', new Error('invalid SIMD opcode')).api, 0],
+			['a WebAssembly that cannot give memory', () => failing('Memory', new RangeError('out of memory')).api, 1],
 		];
 		for (const [label, api, compiles] of missing) {
 			it(`with ${label}, counts everything in JavaScript, the same`, () => {
-				const counter = new NewlineCounter(api);
+				const counter = new NewlineCounter(api());
 				assert.equal(counter.native, false);
 				const bytes = randomBytes(300_000, 3);
 				assert.equal(counter.count(bytes, 5, bytes.length), naive(bytes, 5, bytes.length));
@@ -139,9 +147,18 @@ describe('newline counting', () => {
 				assert.equal(scan.bytes.buffer.byteLength, 1000, 'a buffer of its own, not module memory');
 				scan.bytes.fill(0x0a);
 				assert.equal(scan.count(1, 1000), 999);
-				assert.deepEqual(counter.usage, { nativeBytes: 0, javaScriptBytes: bytes.length - 5 + 999, compiles, instances: 0 });
+				const { nativeBytes, javaScriptBytes, compiles: compiled, instances } = counter.usage;
+				assert.deepEqual([nativeBytes, javaScriptBytes, compiled, instances], [0, bytes.length - 5 + 999, compiles, 0]);
 			});
 		}
+
+		it('tries to compile the module once where it does not compile, not again for every scan buffer', () => {
+			const withoutSimd = failing('Module', new Error('invalid SIMD opcode'));
+			const counter = new NewlineCounter(withoutSimd.api);
+			assert.equal(counter.native, false);
+			for (let round = 0; round < 3; round++) assert.equal(counter.scanBuffer(100).bytes.length, 100);
+			assert.equal(withoutSimd.attempts(), 1);
+		});
 
 		it('the shared counter is the host\'s: its counts and scan buffers show in newlineCountUsage', () => {
 			const before = newlineCountUsage();

@@ -97,8 +97,8 @@ export interface NewlineScanBuffer {
 
 /**
  * What a counter has done: how many bytes each way counted, how often it compiled the module and
- * made an instance of it. The bench reports it; tests check that big ranges are counted natively
- * and the module compiled once, which results alone cannot show (both ways count the same).
+ * made an instance of it. Tests check with it that big ranges are counted natively and the module
+ * compiled once, which results alone cannot show (both ways count the same).
  */
 export interface NewlineCountUsage {
 	nativeBytes: number;

@@ -249,18 +249,22 @@ export function escapedMembers(mark: string, pgid: number, proc = '/proc'): numb
 	return escaped;
 }
 
-/** Stops the escaped processes of a command one by one: SIGTERM, then SIGKILL after `graceMs`. */
-async function terminateEscaped(mark: string, pgid: number, graceMs: number): Promise<void> {
+/** Stops the escaped processes of a command one by one: SIGTERM (or `first`), then SIGKILL after `graceMs`. */
+export async function terminateEscaped(mark: string, pgid: number, graceMs: number, first: NodeJS.Signals[] = ['SIGTERM']): Promise<void> {
 	const escaped = () => escapedMembers(mark, pgid);
-	const first = escaped();
-	if (first.length === 0) return;
-	for (const pid of first) {
-		trySignal(pid, 'SIGTERM');
-		trySignal(pid, 'SIGCONT');
+	const found = escaped();
+	if (found.length === 0) return;
+	for (const pid of found) {
+		for (const signal of [...first, 'SIGCONT' as const]) trySignal(pid, signal);
 	}
 	if (await waitUntil(() => escaped().length === 0, graceMs)) return;
 	for (const pid of escaped()) trySignal(pid, 'SIGKILL');
 	await waitUntil(() => escaped().length === 0, 1_000);
+}
+
+/** Last resort when the host process exits: SIGKILL to the escaped processes, no grace. */
+export function killEscapedNow(mark: string, pgid: number): void {
+	for (const pid of escapedMembers(mark, pgid)) trySignal(pid, 'SIGKILL');
 }
 
 /**

@@ -1,7 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import * as os from 'node:os';
 import type { IPty } from '@lydell/node-pty';
 import { cleanTerminalText } from './ansi';
-import { commandLaunch, DRAIN_MS, spawnLaunch, groupAlive, signalGroup, terminateGroup } from './process';
+import {
+	commandLaunch, DRAIN_MS, groupAlive, killEscapedNow, RUN_MARK, signalGroup, spawnLaunch, terminateEscaped, terminateGroup,
+} from './process';
 import type { Sandbox } from '../sandbox/runtime';
 import { HeadTailBuffer, TruncationInfo } from '../results/truncate';
 
@@ -96,6 +99,8 @@ export class Session {
 	private readonly dataEmitter = new Emitter<string>();
 	private readonly exitEmitter = new Emitter<SessionExit>();
 	private readonly backend: Backend;
+	/** In the program's environment (RUN_MARK): finds what it started that left its process group. */
+	private readonly mark = randomBytes(8).toString('hex');
 	private resolveExited!: () => void;
 	/** Resolves when the program has exited and its output has been collected. */
 	readonly exited = new Promise<void>(resolve => { this.resolveExited = resolve; });
@@ -109,7 +114,8 @@ export class Session {
 		this.unread = new HeadTailBuffer(options.maxOutputBytes, 0.25);
 		const events: BackendEvents = { data: text => this.received(text), exit: exit => this.ended(exit) };
 		try {
-			this.backend = options.tty ? ptyBackend(options, events) : pipeBackend(options, events);
+			const marked = { ...options, env: { ...options.env, [RUN_MARK]: this.mark } };
+			this.backend = options.tty ? ptyBackend(marked, events) : pipeBackend(marked, events);
 		} catch (error) {
 			void options.sandbox?.dispose();
 			throw error;
@@ -164,7 +170,7 @@ export class Session {
 		// The program is done; anything it left in its group goes with it (in a sandbox, everything did
 		// already), and then its private temp folder.
 		const leftovers = process.platform !== 'win32' && groupAlive(this.pid) ? terminateGroup(this.pid, this.graceMs, ['SIGHUP', 'SIGTERM']) : Promise.resolve();
-		void leftovers.then(() => this.options.sandbox?.dispose());
+		void Promise.all([leftovers, this.stopEscaped()]).then(() => this.options.sandbox?.dispose());
 		this.exitEmitter.fire(this.exitInfo);
 		this.dataEmitter.clear();
 		this.exitEmitter.clear();
@@ -209,7 +215,7 @@ export class Session {
 	async kill(reason: StopReason): Promise<void> {
 		if (!this.alive) return;
 		this.stopReason ??= reason;
-		await terminateGroup(this.pid, this.graceMs, ['SIGHUP', 'SIGTERM']);
+		await Promise.all([terminateGroup(this.pid, this.graceMs, ['SIGHUP', 'SIGTERM']), this.stopEscaped()]);
 		// Its exit event normally follows at once; a pty that never reports it must not hang us.
 		await Promise.race([this.exited, delay(500)]);
 		if (this.alive) this.ended({ exitCode: null, signal: 'SIGKILL' });
@@ -218,6 +224,16 @@ export class Session {
 	/** Last resort when the host process exits: no time for a grace period. */
 	killNow(): void {
 		if (this.alive) signalGroup(this.pid, 'SIGKILL');
+		if (!this.options.sandbox?.endsWithProgram) killEscapedNow(this.mark, this.pid);
+	}
+
+	/**
+	 * Stops what the program started that left its process group (setsid, daemons), which signals
+	 * to the group miss; in bwrap they end with its PID namespace, so /proc is not searched.
+	 */
+	private stopEscaped(): Promise<void> {
+		if (this.options.sandbox?.endsWithProgram) return Promise.resolve();
+		return terminateEscaped(this.mark, this.pid, this.graceMs, ['SIGHUP', 'SIGTERM']);
 	}
 }
 

@@ -65,6 +65,18 @@ for (const sandboxed of [false, true]) {
 			assert.match(result.error!.message, /^The command was cancelled after \d+\.\d s: it and every process it started were stopped\. What it did before that \(files it wrote\) stays\. Its output so far is in \S+\.stdout\.log\.$/);
 		});
 
+		it('a cancel after the shell exited, while its output drains: the result is its real exit', async () => {
+			const controller = new AbortController();
+			// The background sleep holds the output open, so the call waits out the drain after the exit.
+			const running = harness().invoke('run_command', { command: 'sleep 3 & echo $! > bg; echo done; exit 3' }, { signal: controller.signal });
+			assert.ok(await until(() => fs.existsSync(tree.file('bg')), 5_000), 'the command never started');
+			await new Promise(resolve => setTimeout(resolve, 60));
+			controller.abort();
+			const result = await withDeadline(running, DEADLINE_MS, 'run_command did not return');
+			assert.equal(result.error, undefined, `the command had exited with 3, yet the result says: ${result.error?.message}`);
+			assert.match(resultText(result), /^Exit code 3 after/);
+		});
+
 		it('disposing of the tool host stops a run_command still running, and its result says it was killed', async () => {
 			const h = harness();
 			const running = h.invoke('run_command', { command: STUBBORN, timeoutMs: 60_000 });

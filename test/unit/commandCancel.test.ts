@@ -1,9 +1,13 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import { Type } from '@sinclair/typebox';
+import { createNodeEnvironment } from '../../src/core/nodeHost';
+import { ToolRegistry } from '../../src/tools/registry';
+import { defineTool } from '../../src/tools/tool';
 import { livingMembers, signalGroup } from '../../src/core/commands/process';
 import { resultText } from '../../src/core/results/result';
 import { sandboxAvailability } from '../../src/core/sandbox/runtime';
-import { makeHarness, makeTree, needsSandbox, stopProcessesIn, withDeadline } from './helpers';
+import { makeHarness, makeTree, needsSandbox, stopProcessesIn, testStorageDir, withDeadline } from './helpers';
 
 /**
  * A cancel that arrives while run_command runs: the result must come once what ran is over. Raced
@@ -143,5 +147,35 @@ describe('a cancel while write_stdin waits for output', function () {
 		assert.equal(result.error?.code, 'cancelled');
 		await h.text('write_stdin', { sessionId: 1, chars: 'echo done\n', yieldMs: 500 });
 		assert.equal(fs.existsSync(tree.file('made')), false);
+	});
+});
+
+describe('a commit that settles on cancel but never stops', () => {
+	it('is reported cancelled, and still stopping, once its limit after the cancel has passed', async () => {
+		const tree = makeTree();
+		try {
+			// What a command stuck in the kernel looks like to the registry: its commit never settles.
+			const stuck = defineTool({
+				name: 'stuck', referenceName: 'tbStuck', displayName: 'Stuck', icon: 'x', tags: [], userDescription: 'test', modelDescription: 'test',
+				group: 'commands', mutating: true, schema: Type.Object({}), describe: () => 'Stuck',
+				run: async () => ({
+					pending: true as const,
+					request: { kind: 'call' as const, title: 'Get stuck', detail: '' },
+					commit: () => new Promise<never>(() => undefined),
+					settlesOnCancel: true,
+					settleLimitMs: 200,
+				}),
+			});
+			const registry = new ToolRegistry([stuck], createNodeEnvironment({ roots: [tree.root], storageDir: testStorageDir(), settings: { approval: 'never' } }));
+			const controller = new AbortController();
+			setTimeout(() => controller.abort(), 50);
+			const started = Date.now();
+			const result = await withDeadline(registry.invoke('stuck', {}, { signal: controller.signal }), 5_000, 'the call hung with its commit');
+			assert.equal(result.error?.code, 'cancelled');
+			assert.equal(result.error?.message, 'stuck was cancelled, but had not finished stopping 0.2 s later: what it started may still be running or writing. Check before relying on the files it touches.');
+			assert.ok(Date.now() - started >= 240, 'reported before the limit had passed');
+		} finally {
+			tree.cleanup();
+		}
 	});
 });

@@ -179,3 +179,35 @@ describe('a commit that settles on cancel but never stops', () => {
 		}
 	});
 });
+
+describe('write_stdin after a Ctrl-D closed a session\'s stdin (pipes)', function () {
+	this.timeout(DEADLINE_MS + 5_000);
+	let tree: ReturnType<typeof makeTree>;
+	let h: ReturnType<typeof makeHarness>;
+	beforeEach(() => {
+		tree = makeTree();
+		h = makeHarness(tree.root, { settings: { sandbox: { mode: 'off' } } });
+	});
+	afterEach(async () => {
+		await withDeadline((h.registry as any).env.state.sessions.dispose(), DEADLINE_MS, 'dispose did not return');
+		stopProcessesIn(tree.root);
+		tree.cleanup();
+	});
+
+	it('does not say "sent" for text that went nowhere, and says why', async () => {
+		// The shell reads its commands from the pipe too: after the Ctrl-D nothing reads it any more.
+		await h.text('exec_command', { command: 'cat > got.txt; sleep 1000', tty: false, yieldMs: 0 });
+		const first = await h.text('write_stdin', { sessionId: 1, chars: 'one\n\u0004two\n', yieldMs: 200 });
+		assert.match(first, /sent one\\n\\u0004two\\n\. Text typed after its input was closed \(by a Ctrl-D, "\\u0004", on pipes\) was not delivered; control keys still work\./);
+		const second = await h.text('write_stdin', { sessionId: 1, chars: 'three\n', yieldMs: 100 });
+		assert.match(second, /was not delivered/);
+		assert.equal(fs.readFileSync(tree.file('got.txt'), 'utf8'), 'one\n');
+	});
+
+	it('text that reached the program is reported sent, with no such warning', async () => {
+		await h.text('exec_command', { command: 'cat > got.txt; sleep 1000', tty: false, yieldMs: 0 });
+		const text = await h.text('write_stdin', { sessionId: 1, chars: 'one\n\u0004', yieldMs: 200 });
+		assert.doesNotMatch(text, /not delivered/);
+		assert.equal(fs.readFileSync(tree.file('got.txt'), 'utf8'), 'one\n');
+	});
+});

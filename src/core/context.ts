@@ -184,6 +184,11 @@ export interface PendingCall {
 	 */
 	readonly settlesOnCancel?: boolean;
 	/**
+	 * With settlesOnCancel: how long after a cancel the registry waits for the commit before it
+	 * reports the call cancelled and still stopping (default SETTLE_AFTER_CANCEL_MS in the registry).
+	 */
+	readonly settleLimitMs?: number;
+	/**
 	 * Lets go of what planning still holds (its file locks, see planWithFileLocks) when the call is
 	 * about to wait for a person, is kept for a later invocation, or is dropped. Safe to call twice.
 	 */

@@ -31,6 +31,12 @@ export interface InvokeOptions {
 }
 
 const RESULT_TEXT_IN_EVENTS = 4096;
+/**
+ * How long a commit that settles on cancel may take to stop once cancelled: a command's SIGTERM
+ * grace, SIGKILL and drain take about 5 s; a process stuck in the kernel (a hung network mount)
+ * never ends, and the call must not hang with it.
+ */
+export const SETTLE_AFTER_CANCEL_MS = 10_000;
 
 export class ToolRegistry {
 	private readonly tools = new Map<string, ToolDefinition>();
@@ -202,7 +208,7 @@ export class ToolRegistry {
 			throw error;
 		}
 		const committing = call.commit(ctx, confirmed);
-		return call.settlesOnCancel ? committing : raceAbort(committing, ctx.signal);
+		return call.settlesOnCancel ? settleAfterAbort(committing, ctx, call.settleLimitMs ?? SETTLE_AFTER_CANCEL_MS) : raceAbort(committing, ctx.signal);
 	}
 
 	/**
@@ -261,6 +267,25 @@ function statusOf(result: ToolResult): ToolStatus {
 		case 'cancelled': return 'cancelled';
 		default: return 'failed';
 	}
+}
+
+/**
+ * Waits for a commit that stops by itself on a cancel; if it has not settled `limitMs` after the
+ * cancel, reports the call cancelled and says that what it started may still be running.
+ */
+function settleAfterAbort<T>(work: Promise<T>, ctx: ToolContext, limitMs: number): Promise<T> {
+	return new Promise<T>((resolve, reject) => {
+		let timer: NodeJS.Timeout | undefined;
+		const onAbort = () => {
+			timer = setTimeout(() => reject(new ToolError('cancelled', `${ctx.tool} was cancelled, but had not finished stopping ${limitMs / 1000} s later: what it started may still be running or writing. Check before relying on the files it touches.`)), limitMs);
+		};
+		if (ctx.signal.aborted) onAbort();
+		else ctx.signal.addEventListener('abort', onAbort, { once: true });
+		work.then(resolve, reject).finally(() => {
+			clearTimeout(timer);
+			ctx.signal.removeEventListener('abort', onAbort);
+		});
+	});
 }
 
 /** Stops waiting when the signal fires, even if a tool forgot to check it. */

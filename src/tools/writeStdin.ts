@@ -66,8 +66,10 @@ async function run(input: Input, ctx: ToolContext): Promise<PendingCall> {
 		commit: async approved => {
 			// The session may have ended while the person was deciding.
 			if (!session.alive) return sessionResult(session, `${label} ${describeEnd(session)} before the input could be sent; nothing was sent.`);
-			session.write(chars);
-			return follow(session, input, approved, `${label}: sent ${oneLine(visibleChars(chars), 60)}.`);
+			const whole = session.write(chars);
+			// On pipes a Ctrl-D closed its stdin for good: text after it goes nowhere, and saying "sent" would mislead.
+			const lost = whole ? '' : ' Text typed after its input was closed (by a Ctrl-D, "\\u0004", on pipes) was not delivered; control keys still work. To type into it again, start it anew with exec_command.';
+			return follow(session, input, approved, `${label}: sent ${oneLine(visibleChars(chars), 60)}.${lost}`);
 		},
 		// Once the keys are sent, a cancel only ends the wait: the result says they were sent and
 		// hands over what was read. Raced, it said "cancelled" and the output it had read was lost.

@@ -1,9 +1,13 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import { Type } from '@sinclair/typebox';
+import { createNodeEnvironment } from '../../src/core/nodeHost';
+import { ToolRegistry } from '../../src/tools/registry';
+import { defineTool } from '../../src/tools/tool';
 import { livingMembers, signalGroup } from '../../src/core/commands/process';
 import { resultText } from '../../src/core/results/result';
 import { sandboxAvailability } from '../../src/core/sandbox/runtime';
-import { makeHarness, makeTree, needsSandbox, stopProcessesIn, withDeadline } from './helpers';
+import { makeHarness, makeTree, needsSandbox, stopProcessesIn, testStorageDir, withDeadline } from './helpers';
 
 /**
  * A cancel that arrives while run_command runs: the result must come once what ran is over. Raced
@@ -63,6 +67,33 @@ for (const sandboxed of [false, true]) {
 			for (const pgid of groups) assert.deepEqual(livingMembers(pgid), []);
 			// What ran is told: for how long, that it may have changed files, where its output is.
 			assert.match(result.error!.message, /^The command was cancelled after \d+\.\d s: it and every process it started were stopped\. What it did before that \(files it wrote\) stays\. Its output so far is in \S+\.stdout\.log\.$/);
+		});
+
+		it('at any moment before it ends, even while the sandbox is being set up: it is stopped there, and the result says cancelled', async () => {
+			const h = harness();
+			for (let delay = 0; delay <= 200; delay += 10) {
+				fs.rmSync(tree.file('out.txt'), { force: true });
+				const controller = new AbortController();
+				setTimeout(() => controller.abort(), delay).unref();
+				const result = await withDeadline(h.invoke('run_command', { command: 'echo one > out.txt; sleep 0.5; echo two >> out.txt' }, { signal: controller.signal }), DEADLINE_MS, `delay ${delay}: run_command did not return`);
+				assert.equal(result.error?.code, 'cancelled', `delay ${delay}: ${resultText(result)}`);
+				// It honours SIGTERM: a cancel that reached it stops it long before the second line.
+				await new Promise(resolve => setTimeout(resolve, 100));
+				const written = fs.existsSync(tree.file('out.txt')) ? fs.readFileSync(tree.file('out.txt'), 'utf8') : '';
+				assert.notEqual(written, 'one\ntwo\n', `delay ${delay}: the cancel was lost, and the command ran to its end`);
+			}
+		});
+
+		it('a cancel after the shell exited, while its output drains: the result is its real exit', async () => {
+			const controller = new AbortController();
+			// The background sleep holds the output open, so the call waits out the drain after the exit.
+			const running = harness().invoke('run_command', { command: 'sleep 3 & echo $! > bg; echo done; exit 3' }, { signal: controller.signal });
+			assert.ok(await until(() => fs.existsSync(tree.file('bg')), 5_000), 'the command never started');
+			await new Promise(resolve => setTimeout(resolve, 60));
+			controller.abort();
+			const result = await withDeadline(running, DEADLINE_MS, 'run_command did not return');
+			assert.equal(result.error, undefined, `the command had exited with 3, yet the result says: ${result.error?.message}`);
+			assert.match(resultText(result), /^Exit code 3 after/);
 		});
 
 		it('disposing of the tool host stops a run_command still running, and its result says it was killed', async () => {
@@ -131,5 +162,72 @@ describe('a cancel while write_stdin waits for output', function () {
 		assert.equal(result.error?.code, 'cancelled');
 		await h.text('write_stdin', { sessionId: 1, chars: 'echo done\n', yieldMs: 500 });
 		assert.equal(fs.existsSync(tree.file('made')), false);
+	});
+});
+
+describe('a commit that settles on cancel but never stops', () => {
+	it('is reported cancelled, and still stopping, once its limit after the cancel has passed', async () => {
+		const tree = makeTree();
+		try {
+			const controller = new AbortController();
+			let abortedAt = 0;
+			// What a command stuck in the kernel looks like to the registry: its commit never settles.
+			const stuck = defineTool({
+				name: 'stuck', referenceName: 'tbStuck', displayName: 'Stuck', icon: 'x', tags: [], userDescription: 'test', modelDescription: 'test',
+				group: 'commands', mutating: true, schema: Type.Object({}), describe: () => 'Stuck',
+				run: async () => ({
+					pending: true as const,
+					request: { kind: 'call' as const, title: 'Get stuck', detail: '' },
+					// The cancel comes once the commit runs (planning may take a while on a busy machine).
+					commit: () => {
+						abortedAt = Date.now();
+						controller.abort();
+						return new Promise<never>(() => undefined);
+					},
+					settlesOnCancel: true,
+					settleLimitMs: 200,
+				}),
+			});
+			const registry = new ToolRegistry([stuck], createNodeEnvironment({ roots: [tree.root], storageDir: testStorageDir(), settings: { approval: 'never' } }));
+			const result = await withDeadline(registry.invoke('stuck', {}, { signal: controller.signal }), 5_000, 'the call hung with its commit');
+			assert.equal(result.error?.code, 'cancelled');
+			assert.equal(result.error?.message, 'stuck was cancelled, but had not finished stopping 0.2 s later: what it started may still be running or writing. Check before relying on the files it touches.');
+			// Timers may fire a millisecond early.
+			assert.ok(abortedAt > 0 && Date.now() - abortedAt >= 195, `reported ${Date.now() - abortedAt} ms after the cancel, before the limit had passed`);
+		} finally {
+			tree.cleanup();
+		}
+	});
+});
+
+describe('write_stdin after a Ctrl-D closed a session\'s stdin (pipes)', function () {
+	this.timeout(DEADLINE_MS + 5_000);
+	let tree: ReturnType<typeof makeTree>;
+	let h: ReturnType<typeof makeHarness>;
+	beforeEach(() => {
+		tree = makeTree();
+		h = makeHarness(tree.root, { settings: { sandbox: { mode: 'off' } } });
+	});
+	afterEach(async () => {
+		await withDeadline((h.registry as any).env.state.sessions.dispose(), DEADLINE_MS, 'dispose did not return');
+		stopProcessesIn(tree.root);
+		tree.cleanup();
+	});
+
+	it('does not say "sent" for text that went nowhere, and says why', async () => {
+		// The shell reads its commands from the pipe too: after the Ctrl-D nothing reads it any more.
+		await h.text('exec_command', { command: 'cat > got.txt; sleep 1000', tty: false, yieldMs: 0 });
+		const first = await h.text('write_stdin', { sessionId: 1, chars: 'one\n\u0004two\n', yieldMs: 200 });
+		assert.match(first, /sent one\\n\\u0004two\\n\. Text typed after its input was closed \(by a Ctrl-D, "\\u0004", on pipes\) was not delivered; control keys still work\./);
+		const second = await h.text('write_stdin', { sessionId: 1, chars: 'three\n', yieldMs: 100 });
+		assert.match(second, /was not delivered/);
+		assert.equal(fs.readFileSync(tree.file('got.txt'), 'utf8'), 'one\n');
+	});
+
+	it('text that reached the program is reported sent, with no such warning', async () => {
+		await h.text('exec_command', { command: 'cat > got.txt; sleep 1000', tty: false, yieldMs: 0 });
+		const text = await h.text('write_stdin', { sessionId: 1, chars: 'one\n\u0004', yieldMs: 200 });
+		assert.doesNotMatch(text, /not delivered/);
+		assert.equal(fs.readFileSync(tree.file('got.txt'), 'utf8'), 'one\n');
 	});
 });

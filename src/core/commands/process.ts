@@ -303,13 +303,62 @@ export function killEscapedNow(mark: string, pgid: number): void {
  * SIGTERM (or the `first` signals) to the group, then SIGKILL to whatever is left after `graceMs`.
  * Resolves once the group is gone (or, for processes that cannot die, shortly after the SIGKILL).
  */
-export async function terminateGroup(pgid: number, graceMs = KILL_GRACE_MS, first: NodeJS.Signals[] = ['SIGTERM']): Promise<void> {
+export async function terminateGroup(pgid: number, graceMs = KILL_GRACE_MS, first: NodeJS.Signals[] = ['SIGTERM'], lateListeners = false): Promise<void> {
+	// With `lateListeners` (bwrap, whose launcher ignores SIGTERM): taken before the signal, since
+	// those that ignore it now may be about to stop ignoring it (see repeatTermToListeners).
+	const before = lateListeners && first.includes('SIGTERM') && process.platform === 'linux' ? livingMembers(pgid) : [];
+	const deaf: DeafMembers = { before: new Set(before), deaf: new Set(before.filter(pid => ignoresTerm(pid))), signalled: new Set() };
 	if (!first.map(signal => signalGroup(pgid, signal)).some(Boolean)) return;
 	// A stopped process (ctrl-Z, SIGTTIN) never acts on SIGTERM until it is continued.
 	signalGroup(pgid, 'SIGCONT');
-	if (await waitUntilGone(pgid, graceMs)) return;
+	const graceEnds = Date.now() + graceMs;
+	if (deaf.deaf.size) await waitUntil(() => !groupAlive(pgid) || (repeatTermToListeners(pgid, deaf), false), graceMs);
+	if (await waitUntilGone(pgid, Math.max(0, graceEnds - Date.now()))) return;
 	signalGroup(pgid, 'SIGKILL');
 	await waitUntilGone(pgid, 1_000);
+}
+
+/** Members of a group that ignored SIGTERM when it was sent, and what became of them. */
+interface DeafMembers {
+	/** The members when SIGTERM was sent. */
+	readonly before: Set<number>;
+	/** Members seen ignoring SIGTERM since, and the children they started meanwhile. */
+	readonly deaf: Set<number>;
+	readonly signalled: Set<number>;
+}
+
+/**
+ * SIGTERM again to each member that missed it because it ignored it then (or was started since by
+ * one that did) and no longer ignores it: bwrap's launcher ignores SIGTERM until the sandboxed
+ * program starts (see bwrap.ts), so a cancel during the sandbox's set-up was lost and the program
+ * ran on, to its end or to the SIGKILL, while the result said it was stopped.
+ */
+function repeatTermToListeners(pgid: number, members: DeafMembers): void {
+	for (const pid of livingMembers(pgid)) {
+		if (members.signalled.has(pid)) continue;
+		const stat = procStat(pid);
+		const missed = members.deaf.has(pid) || (!members.before.has(pid) && stat !== undefined && members.deaf.has(stat.ppid));
+		if (!missed) continue;
+		if (ignoresTerm(pid)) {
+			members.deaf.add(pid);
+			continue;
+		}
+		trySignal(pid, 'SIGTERM');
+		members.signalled.add(pid);
+	}
+}
+
+/** Whether a process ignores SIGTERM (its SigIgn mask in /proc; false when it cannot be read). */
+export function ignoresTerm(pid: number, proc = '/proc'): boolean {
+	let status: string;
+	try {
+		status = fs.readFileSync(`${proc}/${pid}/status`, 'utf8');
+	} catch {
+		return false;
+	}
+	const mask = /^SigIgn:\s*([0-9a-f]+)$/m.exec(status)?.[1];
+	// SIGTERM is signal 15: bit 14 of the mask.
+	return mask !== undefined && (BigInt(`0x${mask}`) & (1n << 14n)) !== 0n;
 }
 
 /** True once the group is gone; false when it is still there after `ms`. */
@@ -478,7 +527,10 @@ function supervise(child: ChildProcess, options: RunOptions, sinks: OutputSink[]
 		const stop = (why: RunEnd) => {
 			if (stopping || child.pid === undefined) return;
 			end = why;
-			stopping = Promise.all([terminateGroup(child.pid, graceMs), terminateEscaped(mark, child.pid, graceMs)]).then(() => undefined);
+			stopping = Promise.all([
+				terminateGroup(child.pid, graceMs, ['SIGTERM'], options.sandbox?.endsWithProgram === true),
+				terminateEscaped(mark, child.pid, graceMs),
+			]).then(() => undefined);
 		};
 		const timer = setTimeout(() => stop('timeout'), timeoutMs);
 		const onAbort = () => stop('cancelled');

@@ -76,7 +76,8 @@ export type StopReason = 'killed' | 'pruned' | 'terminal closed' | 'shutdown' | 
 /** What a session runs on: a pty or pipes. */
 interface Backend {
 	readonly pid: number;
-	write(text: string): void;
+	/** False when some of the text could not be delivered (pipes: stdin already closed by \u0004). */
+	write(text: string): boolean;
 	/** Releases file descriptors once the session is over. */
 	close(): void;
 }
@@ -180,11 +181,12 @@ export class Session {
 	/**
 	 * Sends characters as typed. On a pty control characters do what they do in a terminal (the
 	 * line discipline turns \u0003 into SIGINT). On pipes they are emulated: \u0003 sends SIGINT
-	 * and \u001c SIGQUIT to the group, \u0004 closes stdin; \r becomes \n.
+	 * and \u001c SIGQUIT to the group, \u0004 closes stdin; \r becomes \n. False when some of
+	 * the text did not reach the program: it has ended, or (pipes) its stdin was closed.
 	 */
-	write(chars: string): void {
-		if (!this.alive) return;
-		this.backend.write(chars);
+	write(chars: string): boolean {
+		if (!this.alive) return false;
+		return this.backend.write(chars);
 	}
 
 	/** The output since the last read, cleaned for a model, and what was dropped from it. */
@@ -273,7 +275,10 @@ function ptyBackend(options: StartOptions, events: BackendEvents): Backend {
 	});
 	return {
 		pid: term.pid,
-		write: text => term.write(text),
+		write: text => {
+			term.write(text);
+			return true;
+		},
 		close: () => {
 			dataListener.dispose();
 			exitListener.dispose();
@@ -318,12 +323,15 @@ function pipeBackend(options: StartOptions, events: BackendEvents): Backend {
 
 const PIPE_CONTROLS = /[\x03\x04\x1c]/;
 
-function writeToPipe(stdin: NodeJS.WritableStream & { writableEnded: boolean }, pid: number, text: string): void {
+/** Writes text to a session's stdin pipe, emulating control keys; false when text came after stdin was closed. */
+function writeToPipe(stdin: NodeJS.WritableStream & { writableEnded: boolean }, pid: number, text: string): boolean {
+	let delivered = true;
 	let rest = text;
 	while (rest.length > 0) {
 		const at = rest.search(PIPE_CONTROLS);
 		const plain = at === -1 ? rest : rest.slice(0, at);
-		if (plain && !stdin.writableEnded) stdin.write(plain.replace(/\r\n?/g, '\n'));
+		if (plain && stdin.writableEnded) delivered = false;
+		else if (plain) stdin.write(plain.replace(/\r\n?/g, '\n'));
 		if (at === -1) break;
 		const control = rest[at];
 		if (control === '\x03') signalGroup(pid, 'SIGINT');
@@ -331,6 +339,7 @@ function writeToPipe(stdin: NodeJS.WritableStream & { writableEnded: boolean }, 
 		else if (!stdin.writableEnded) stdin.end();
 		rest = rest.slice(at + 1);
 	}
+	return delivered;
 }
 
 /** What one session is, for list_sessions and the VS Code layer. */

@@ -1,11 +1,12 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { main } from '../../src/cli/main';
 import { createNodeEnvironment } from '../../src/core/nodeHost';
 import { cliStorageDir } from '../../src/core/files/storage';
 import { ALL_TOOLS, ToolRegistry } from '../../src/tools';
-import { makeTree } from './helpers';
+import { makeTree, withDeadline } from './helpers';
 
 /** Runs the CLI in-process and captures what it prints. */
 async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -166,6 +167,19 @@ describe('CLI', () => {
 		const left = fs.readdirSync(backups);
 		assert.equal(left.length, 1, `only the new set stays: ${left.join(', ')}`);
 		assert.equal(fs.readFileSync(path.join(backups, left[0]!, '0-a.txt'), 'utf8'), 'alpha\nbeta\n', 'the new set holds the original');
+	});
+
+	it('a reader that stops early (| head -1) is no crash: the exit code stays the call\'s, stderr stays quiet', async () => {
+		// More than a pipe holds (64 KiB): the rest is written after the reader has gone.
+		const input = JSON.stringify({ command: 'seq 1 200000' });
+		// Through a real pipe to head, as a person would type it (Node's own stdio pipes are sockets that hold more); bash hands back the CLI's exit code.
+		const cli = [process.execPath, path.join(__dirname, '../../src/cli/main.js'), 'run', 'run_command', '--root', tree.root, '--storage', tree.file('.storage'), '--yes', '--input', input];
+		const child = spawn('bash', ['-c', '"$@" | head -1 >/dev/null; exit ${PIPESTATUS[0]}', 'bash', ...cli]);
+		let stderr = '';
+		child.stderr.on('data', chunk => { stderr += chunk; });
+		const code = await withDeadline(new Promise<number | null>(resolve => child.once('close', resolve)), 15_000, 'the CLI did not end').finally(() => child.kill('SIGKILL'));
+		assert.equal(stderr, '');
+		assert.equal(code, 0);
 	});
 
 	it('leaves files alone when reading', async () => {

@@ -6,7 +6,7 @@ import { main } from '../../src/cli/main';
 import { createNodeEnvironment } from '../../src/core/nodeHost';
 import { cliStorageDir } from '../../src/core/files/storage';
 import { ALL_TOOLS, ToolRegistry } from '../../src/tools';
-import { makeTree, withDeadline } from './helpers';
+import { makeTree, stopProcessesIn, withDeadline } from './helpers';
 
 /** Runs the CLI in-process and captures what it prints. */
 async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -182,8 +182,51 @@ describe('CLI', () => {
 		assert.equal(code, 0);
 	});
 
+	for (const signal of ['SIGTERM', 'SIGHUP'] as const) {
+		it(`${signal} (a terminal closed, a job runner stopping) cancels the call: its command ends, the result says cancelled`, async () => {
+			// Unsandboxed: bwrap would end the command with the CLI anyway. The odd duration names this very process.
+			const command = `sleep 31.${signal === 'SIGTERM' ? 7171 : 7272}`;
+			const settings = JSON.stringify({ sandbox: { mode: 'off' } });
+			const child = spawn(process.execPath, [path.join(__dirname, '../../src/cli/main.js'), 'run', 'run_command', '--root', tree.root, '--storage', tree.file('.storage'), '--settings', settings, '--yes', '--input', JSON.stringify({ command })]);
+			let stdout = '';
+			child.stdout.on('data', chunk => { stdout += chunk; });
+			const closed = new Promise<number | null>(resolve => child.once('close', resolve));
+			try {
+				await until(() => runs(command), 10_000);
+				child.kill(signal);
+				const code = await withDeadline(closed, 10_000, 'the CLI did not end');
+				assert.equal(runs(command), false, 'the command outlived the CLI');
+				assert.equal(code, 1);
+				assert.equal(JSON.parse(stdout).error.code, 'cancelled');
+			} finally {
+				child.kill('SIGKILL');
+				stopProcessesIn(tree.root);
+			}
+		});
+	}
+
 	it('leaves files alone when reading', async () => {
 		await cli(['run', 'read_file', '--root', tree.root, '--input', '{"path":"a.txt"}']);
 		assert.equal(fs.readFileSync(tree.file('a.txt'), 'utf8'), 'alpha\nbeta\n');
 	});
 });
+
+/** Whether a process with exactly this command line runs (Linux /proc). */
+function runs(commandLine: string): boolean {
+	for (const pid of fs.readdirSync('/proc').filter(name => /^\d+$/.test(name))) {
+		try {
+			if (fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim() === commandLine) return true;
+		} catch {
+			// Gone between the listing and the read.
+		}
+	}
+	return false;
+}
+
+async function until(condition: () => boolean, ms: number): Promise<void> {
+	const end = Date.now() + ms;
+	while (!condition()) {
+		if (Date.now() > end) throw new Error(`Condition not met within ${ms} ms.`);
+		await new Promise(resolve => setTimeout(resolve, 50));
+	}
+}

@@ -206,6 +206,26 @@ describe('MCP server (stdio, official SDK client)', function () {
 			await call;
 		}
 	});
+
+	it('a message beyond the transport\'s 10 MB ends the server cleanly: it says why on stderr and stops its sessions', async () => {
+		connection = await connect(tree.root, ['--approval', 'never', '--settings', '{"sandbox":{"mode":"off"}}']);
+		const command = 'sleep 30.8383';
+		const server = connection.pid;
+		// An interactive session outlives its call: only the server's stop ends it.
+		const call = connection.client.callTool({ name: 'exec_command', arguments: { command, yieldMs: 100 } }).catch(() => undefined);
+		try {
+			await waitFor(() => running(command), 10000);
+			const huge = connection.client.callTool({ name: 'write_file', arguments: { path: 'big.txt', content: 'x'.repeat(11 * 1024 * 1024) } });
+			await assert.rejects(withDeadline(huge, 8000, 'the server lingered after its connection failed'), /Connection closed/);
+			await waitFor(() => !running(command), 5000);
+			await waitFor(() => !fs.existsSync(`/proc/${server}`) || fs.readFileSync(`/proc/${server}/stat`, 'utf8').split(') ')[1].startsWith('Z'), 5000);
+			assert.match(connection.stderr(), /toolbelt: the MCP connection failed: .*maximum size of 10485760 bytes/);
+			assert.equal(fs.existsSync(tree.file('big.txt')), false);
+		} finally {
+			stopProcessesIn(tree.root);
+			await call;
+		}
+	});
 });
 
 describe('MCP server: custom tools', function () {

@@ -350,10 +350,7 @@ function spawnWithin(shell: Launch, cwd: string, stdio?: StdioOptions): ChildPro
 	try {
 		return spawnLaunch(shell, cwd, stdio);
 	} catch (error) {
-		if ((error as NodeJS.ErrnoException).code === 'E2BIG') {
-			const variables = Object.entries(shell.env).map(([name, value]) => `${name}=${value ?? ''}`);
-			throw new SpawnError('E2BIG', tooLongMessage('command', [shell.file, ...shell.args, ...variables]));
-		}
+		if ((error as NodeJS.ErrnoException).code === 'E2BIG') throw new SpawnError('E2BIG', tooLongMessage('command', [shell.file, ...shell.args]));
 		throw error;
 	}
 }
@@ -364,7 +361,7 @@ function spawnWithin(shell: Launch, cwd: string, stdio?: StdioOptions): ChildPro
  */
 export function tooLongMessage(what: string, args: readonly string[]): string {
 	const longest = Math.max(...args.map(arg => Buffer.byteLength(arg)));
-	return `The ${what} is too long for the system (E2BIG): its longest argument or environment variable is ${longest} bytes. Nothing was run; make it shorter (put long text in a file, or pass data on stdin).`;
+	return `The ${what} is too long for the system (E2BIG): its longest argument is ${longest} bytes. Nothing was run; make it shorter (put long text in a file, or pass data on stdin).`;
 }
 
 function feedStdin(child: ChildProcess, text: string | undefined): void {

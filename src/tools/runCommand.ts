@@ -73,7 +73,6 @@ async function runApproved(input: Input, dir: CommandDir, decision: SandboxDecis
 			sandbox,
 		});
 	} catch (error) {
-		if (error instanceof SpawnError && error.code === 'E2BIG') throw new ToolError('invalid_input', error.message);
 		if (error instanceof SpawnError) throw new ToolError('command_failed', `${error.message} Nothing was run. Check that the folder still exists and can be entered; if it does, tell the user that the shell cannot be started.`);
 		throw error;
 	} finally {

@@ -328,7 +328,7 @@ export async function runProcess(options: RunOptions): Promise<RunResult> {
 async function spawnInto(shell: Launch, cwd: string, stdout: OutputSink, stderr: OutputSink): Promise<ChildProcess> {
 	const sockets = await outputSockets([stdout.reader(), stderr.reader()]);
 	if (!sockets) {
-		const child = spawnWithin(shell, cwd);
+		const child = spawnLaunch(shell, cwd);
 		stdout.readStream(child.stdout!);
 		stderr.readStream(child.stderr!);
 		return child;
@@ -337,31 +337,12 @@ async function spawnInto(shell: Launch, cwd: string, stdout: OutputSink, stderr:
 	stdout.readSocket(out.ours);
 	stderr.readSocket(err.ours);
 	try {
-		return spawnWithin(shell, cwd, ['pipe', out.theirs, err.theirs]);
+		return spawnLaunch(shell, cwd, ['pipe', out.theirs, err.theirs]);
 	} finally {
 		// The command has its own copies now: ours would keep the streams open after it ends.
 		out.theirs.destroy();
 		err.theirs.destroy();
 	}
-}
-
-/** spawnLaunch, with a command line beyond the system's limit told as the caller's (spawn throws E2BIG at once). */
-function spawnWithin(shell: Launch, cwd: string, stdio?: StdioOptions): ChildProcess {
-	try {
-		return spawnLaunch(shell, cwd, stdio);
-	} catch (error) {
-		if ((error as NodeJS.ErrnoException).code === 'E2BIG') throw new SpawnError('E2BIG', tooLongMessage('command', [shell.file, ...shell.args]));
-		throw error;
-	}
-}
-
-/**
- * What to say when spawn refused a program's arguments (E2BIG): one over 128 KiB on Linux, or all
- * of them with the environment over ARG_MAX. The input made them, so retrying cannot help.
- */
-export function tooLongMessage(what: string, args: readonly string[]): string {
-	const longest = Math.max(...args.map(arg => Buffer.byteLength(arg)));
-	return `The ${what} is too long for the system (E2BIG): its longest argument is ${longest} bytes. Nothing was run; make it shorter (put long text in a file, or pass data on stdin).`;
 }
 
 function feedStdin(child: ChildProcess, text: string | undefined): void {

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { StringDecoder } from 'node:string_decoder';
-import { findOnPath, tooLongMessage } from '../commands/process';
+import { findOnPath } from '../commands/process';
 import { CancelledError, ToolError } from '../results/errors';
 import type { Program } from '../sandbox/bwrap';
 import { readOnlySearch, SandboxHostOptions, sandboxFailedToStart, searchSandboxFailed } from '../sandbox/runtime';
@@ -222,16 +222,8 @@ async function confinedRg(rg: Program, folder: string, host: SandboxHostOptions)
 function startRg(program: Program, options: RgOptions): Promise<RgRun & { sandboxFailed: boolean }> {
 	if (options.signal?.aborted) return Promise.reject(new CancelledError('The search'));
 	return new Promise((resolve, reject) => {
-		let child;
-		try {
-			// stdin is /dev/null: with a pipe there, rg would search its standard input.
-			child = spawn(program.file, [...program.args], { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-		} catch (error) {
-			// A pattern or globs beyond the system's limit on arguments: the input's fault, not a fault in the tool.
-			if ((error as NodeJS.ErrnoException).code === 'E2BIG') reject(new ToolError('invalid_input', tooLongMessage('search (its pattern or globs)', program.args)));
-			else reject(error);
-			return;
-		}
+		// stdin is /dev/null: with a pipe there, rg would search its standard input.
+		const child = spawn(program.file, [...program.args], { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
 		const maxLineBytes = options.maxLineBytes ?? MAX_LINE_BYTES;
 		const lines = 'text' in options ? new TextLineSplitter(options, maxLineBytes) : new LineSplitter(options, maxLineBytes);
 		let stderr = '';

@@ -7,6 +7,7 @@ import { looksBinary, statOrExplain } from '../core/files/files';
 import type { LanguageServices, LanguageWaits, SourceLocation, SourcePosition } from '../core/languages';
 import { LocatedSymbol, locateSymbol, SymbolTarget } from '../core/text/symbolPosition';
 import { formatBytes, formatCount } from '../core/results/truncate';
+import { listedName } from '../core/results/listedName';
 
 /**
  * What the code tools (symbols, definitions, references, hover, calls, rename, code actions) share:
@@ -193,7 +194,7 @@ export class SourceLines {
 
 	private async load(absolute: string): Promise<Place> {
 		const readable = await this.ctx.boundary.resolve(absolute, 'read').then(() => true, () => false);
-		const display = readable ? this.ctx.boundary.display(absolute) : outsideDisplay(absolute);
+		const display = listedName(readable ? this.ctx.boundary.display(absolute) : outsideDisplay(absolute));
 		const text = await readSourceText(this.ctx, absolute).catch(() => undefined);
 		return { display, readable, lines: text === undefined ? undefined : splitSourceLines(text) };
 	}

@@ -135,7 +135,14 @@ export function pendingCommand(
 	input: SandboxRequest,
 	start: (ctx: ToolContext) => Promise<ToolResult>,
 ): PendingCall {
-	return { pending: true, request: { kind: 'command', title, command: shown, cwd: dir.absolute, ...sandboxRequestFields(decision, input) }, commit: ctx => start(ctx) };
+	return {
+		pending: true,
+		request: { kind: 'command', title, command: shown, cwd: dir.absolute, ...sandboxRequestFields(decision, input) },
+		commit: ctx => start(ctx),
+		// A cancel stops the process tree, and the result waits for that: raced, it said "cancelled"
+		// while a command that ignores SIGTERM went on writing files through the grace period.
+		settlesOnCancel: true,
+	};
 }
 
 /** What the approval request says about the sandbox. */

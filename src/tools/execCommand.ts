@@ -67,8 +67,9 @@ async function start(input: Input, dir: CommandDir, decision: SandboxDecision, c
 	}
 	const { session, pruned } = started;
 	await session.waitForExit(input.yieldMs ?? DEFAULT_EXEC_YIELD_MS, ctx.signal);
-	if (ctx.signal.aborted) {
-		// The person cancelled the call that started it: the session goes too.
+	// The person cancelled the call that started it: the session goes too. One that had already
+	// ended by itself ran to completion, and its result says so.
+	if (ctx.signal.aborted && session.alive) {
 		await session.kill('cancelled');
 		throw new CancelledError('Starting the session');
 	}

@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import type { ToolContext } from '../core/context';
 import { ToolError } from '../core/results/errors';
+import { listedName } from '../core/results/listedName';
 import { textResult, ToolResult } from '../core/results/result';
 import { cleanRelative, filterArgs, inputErrorOf, isHiddenBelow, pathSortKey, runRg, warningsOf } from '../core/search/ripgrep';
 import { formatCount } from '../core/results/truncate';
@@ -39,7 +40,7 @@ export const findFilesTool = defineTool({
 	tags: ['files', 'search', 'read'],
 	userDescription: 'Find files by glob pattern, honouring .gitignore and the editor\'s excludes.',
 	modelDescription: [
-		'Find files by glob with ripgrep\'s file walk: workspace-relative paths, sorted, with the total count.',
+		'Find files by glob with ripgrep\'s file walk: workspace-relative paths, sorted, with the total count (a path holding a line break or control character is shown as a JSON string).',
 		'Skips dot-files, .git, node_modules and what .gitignore or the editor\'s excludes ignore, unless asked.',
 		'grep searches contents; list_dir shows a folder\'s layout.',
 	].join(' '),
@@ -63,10 +64,12 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 	});
 	const warnings: string[] = [];
 	for (const scope of scopes) {
-		const result = await runRg([...args, '--files', '--', scope.arg], {
+		// NUL after each path: a file name may hold a newline.
+		const result = await runRg([...args, '--files', '--null', '--', scope.arg], {
 			cwd: scope.cwd,
 			signal: ctx.signal,
 			confine: searchConfinement(ctx),
+			separator: '\0',
 			text: line => {
 				if (line.length === 0) return;
 				const relative = cleanRelative(line);
@@ -83,7 +86,7 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 	const total = keep.count;
 	const page = keep.sorted().slice(offset, offset + limit);
 	const where = input.path ? ` in ${input.path}` : '';
-	const lines = page.map(found => ctx.boundary.display(path.join(found.cwd, found.relative)));
+	const lines = page.map(found => listedName(ctx.boundary.display(path.join(found.cwd, found.relative))));
 	let header: string;
 	if (total === 0) {
 		header = `No files match ${JSON.stringify(input.pattern)}${where}.${await folderHint(input.pattern, scopes)}${input.includeIgnored ? '' : ' Ignored files (.gitignore, editor excludes, .git, node_modules) were skipped: set includeIgnored to include them.'}${includeHidden ? '' : ' Hidden (dot) files were skipped: set includeHidden to include them.'}`;

@@ -7,6 +7,7 @@ import { contains } from '../core/files/paths';
 import { textResult, ToolResult } from '../core/results/result';
 import { formatCount, plural } from '../core/results/truncate';
 import { defineTool } from './tool';
+import { listedName } from '../core/results/listedName';
 
 const schema = Type.Object({
 	paths: Type.Optional(Type.Array(Type.String(), { description: 'Files or folders (default: the whole workspace).' })),
@@ -55,7 +56,7 @@ async function run(input: Input, ctx: ToolContext): Promise<ToolResult> {
 	if (wanted.length === 0) return textResult(`No errors or warnings in ${where} (as far as VS Code's language features have analysed it).`, { total: 0, errors: 0, warnings: 0 });
 	const shown = wanted.slice(0, MAX_DIAGNOSTICS);
 	const header = `${plural(errors, 'error')} and ${plural(warnings, 'warning')} in ${plural(files, 'file')} (${where})${shown.length < wanted.length ? `; showing the first ${shown.length}, errors first` : ''}:`;
-	const lines = [header, ...shown.map(d => formatDiagnostic(d, ctx.boundary.display(d.path)))];
+	const lines = [header, ...shown.map(d => formatDiagnostic(d, listedName(ctx.boundary.display(d.path))))];
 	if (shown.length < wanted.length) lines.push(`[… ${formatCount(wanted.length - shown.length)} more omitted; give paths to narrow …]`);
 	return textResult(lines.join('\n'), { truncated: shown.length < wanted.length, total: wanted.length, errors, warnings, files });
 }

@@ -2,6 +2,7 @@ import * as path from 'node:path';
 import { Type } from '@sinclair/typebox';
 import type { ToolContext } from '../core/context';
 import { ToolError } from '../core/results/errors';
+import { listedName } from '../core/results/listedName';
 import { textResult, ToolResult } from '../core/results/result';
 import { formatBytes } from '../core/results/truncate';
 import { rgJsonHandler, RgJsonLine } from '../core/search/rgJson';
@@ -277,7 +278,7 @@ function render(input: Input, collected: Collected, page: readonly PageFile[], o
 	let filesShown = 0;
 	let cutLines = 0;
 	for (const { file, hits, chosen } of page) {
-		const display = ctx.boundary.display(path.join(file.cwd, file.relative));
+		const display = listedName(ctx.boundary.display(path.join(file.cwd, file.relative)));
 		const block: string[] = [];
 		let previous: number | undefined;
 		let blockShown = 0;
@@ -313,7 +314,7 @@ function render(input: Input, collected: Collected, page: readonly PageFile[], o
 		? `${formatCount(collected.matches)} matching line${collected.matches === 1 ? '' : 's'} in ${formatCount(collected.files.length)} file${collected.files.length === 1 ? '' : 's'}`
 		: `more than ${formatCount(offset + limit)} matching lines (the search stopped once this page was full)`;
 	const lines: string[] = [];
-	const binary = collected.binary.join(', ');
+	const binary = collected.binary.map(listedName).join(', ');
 	if (collected.matches === 0 && binary) {
 		lines.push(`No text matches for ${pattern}${where}; binary files match: ${binary} (read_file with encoding base64 reads them).`);
 	} else if (collected.matches === 0) {

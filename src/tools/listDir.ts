@@ -4,6 +4,7 @@ import { Type } from '@sinclair/typebox';
 import { isAtomicTemp } from '../core/files/atomic';
 import type { ToolContext } from '../core/context';
 import { CancelledError, fromNodeError, ToolError } from '../core/results/errors';
+import { listedName } from '../core/results/listedName';
 import { statOrExplain } from '../core/files/files';
 import { IgnoreRules } from '../core/search/ignoreRules';
 import { textResult, ToolResult } from '../core/results/result';
@@ -58,7 +59,7 @@ export const listDirTool = defineTool({
 	tags: ['files', 'read'],
 	userDescription: 'List a folder as an indented tree: folders first, sizes, symlinks and executables marked.',
 	modelDescription: [
-		'List a folder as a tree, level by level, folders first, sorted by name; one entry per line, indented by depth: `name/` folder, `name@` symlink, `name*` executable, files with their size.',
+		'List a folder as a tree, level by level, folders first, sorted by name; one entry per line, indented by depth: `name/` folder, `name@` symlink, `name*` executable, files with their size; a name holding a line break or control character is shown as a JSON string.',
 		'The footer says how many were left out and how to page. Hides dot-files, .git, node_modules and what .gitignore or the editor\'s excludes ignore. find_files finds files by name.',
 	].join(' '),
 	schema,
@@ -272,7 +273,7 @@ async function renderTree(page: readonly Entry[], listAll: boolean): Promise<str
 		const orphan = parent !== '' && !onPage.has(parent);
 		const indent = '  '.repeat(Math.max(0, entry.depth - 1));
 		const name = orphan ? entry.relative : entry.name;
-		return `${indent}${name}${await suffixOf(entry, listAll)}`;
+		return `${indent}${listedName(name)}${await suffixOf(entry, listAll)}`;
 	}));
 }
 
@@ -282,7 +283,7 @@ async function suffixOf(entry: Entry, listAll: boolean): Promise<string> {
 			return listAll && entry.depth === 1 ? `/  (${entry.absolute})` : '/';
 		case 'symlink': {
 			const target = await fs.promises.readlink(entry.absolute).catch(() => undefined);
-			return target !== undefined ? `@ → ${target}` : '@';
+			return target !== undefined ? `@ → ${listedName(target)}` : '@';
 		}
 		case 'file': {
 			const stat = await fs.promises.stat(entry.absolute).catch(() => undefined);
@@ -301,10 +302,10 @@ function footer(walk: Walk): string[] {
 	const atLeast = walk.complete ? '' : 'at least ';
 	if (walk.hidden > 0) notes.push(`${atLeast}${formatCount(walk.hidden)} hidden entr${walk.hidden === 1 ? 'y' : 'ies'} not shown (includeHidden: true shows them)`);
 	if (walk.ignored.length > 0) {
-		const named = walk.ignored.slice(0, NAMED_IGNORED).join(', ');
+		const named = walk.ignored.slice(0, NAMED_IGNORED).map(listedName).join(', ');
 		const rest = walk.ignored.length > NAMED_IGNORED ? `, and ${formatCount(walk.ignored.length - NAMED_IGNORED)} more` : '';
 		notes.push(`${atLeast}${formatCount(walk.ignored.length)} ignored entr${walk.ignored.length === 1 ? 'y' : 'ies'} not shown: ${named}${rest} (includeIgnored: true shows them)`);
 	}
-	if (walk.unreadable.length > 0) notes.push(`could not read: ${walk.unreadable.slice(0, NAMED_IGNORED).join(', ')}`);
+	if (walk.unreadable.length > 0) notes.push(`could not read: ${walk.unreadable.slice(0, NAMED_IGNORED).map(listedName).join(', ')}`);
 	return notes.length ? ['', ...notes.map(note => `(${note})`)] : [];
 }

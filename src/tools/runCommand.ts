@@ -1,6 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import type { PendingCall, ToolContext } from '../core/context';
-import { CancelledError, ToolError } from '../core/results/errors';
+import { ToolError } from '../core/results/errors';
 import {
 	DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS, RunResult, runProcess, SpawnError, StreamCapture,
 } from '../core/commands/process';
@@ -60,6 +60,7 @@ async function runApproved(input: Input, dir: CommandDir, decision: SandboxDecis
 	const sandbox = await openCommandSandbox(decision, ctx);
 	let result: RunResult;
 	let created: string[] = [];
+	let untrack: () => void = () => undefined;
 	try {
 		result = await runProcess({
 			command: input.command,
@@ -71,18 +72,27 @@ async function runApproved(input: Input, dir: CommandDir, decision: SandboxDecis
 			maxOutputBytes: ctx.settings.limits.commandBytes,
 			logDir: ctx.state.commandLogs.dir,
 			sandbox,
+			onStart: pgid => { untrack = ctx.state.sessions.trackRunning(pgid); },
 		});
 	} catch (error) {
 		if (error instanceof SpawnError) throw new ToolError('command_failed', `${error.message} Nothing was run. Check that the folder still exists and can be entered; if it does, tell the user that the shell cannot be started.`);
 		throw error;
 	} finally {
+		untrack();
 		created = await sandbox.createdProtected().catch(() => []);
 		await sandbox.dispose();
 	}
-	if (result.end === 'cancelled') throw new CancelledError('The command');
+	if (result.end === 'cancelled') throw cancelled(result);
 	if (result.leftRunning && result.pid !== undefined) ctx.state.sessions.adoptBackground(result.pid, input.command);
 	ctx.note({ target: oneLine(input.command, 60), bytes: result.stdout.buffer.totalBytes + result.stderr.buffer.totalBytes });
 	return render(input, dir.display, result, sandbox, created.map(found => ctx.boundary.display(found)));
+}
+
+/** What a cancelled command did: it ran for a while (and may have changed files), and where its output went. */
+function cancelled(result: RunResult): ToolError {
+	const logs = [result.stdout.logPath, result.stderr.logPath].filter(Boolean).join(' and ');
+	const kept = logs ? ` Its output so far is in ${logs}.` : '';
+	return new ToolError('cancelled', `The command was cancelled after ${formatDuration(result.durationMs)}: it and every process it started were stopped. What it did before that (files it wrote) stays.${kept}`);
 }
 
 /** The exact command, plus what else shapes it (env, stdin) as shell comments the person can read. */
@@ -122,6 +132,7 @@ function render(input: Input, cwd: string, result: RunResult, sandbox: Sandbox, 
 		logs: { stdout: result.stdout.logPath, stderr: result.stderr.logPath },
 		...sandboxMetadata(sandbox),
 		...(result.leftRunning ? { backgroundProcessGroup: result.pid } : {}),
+		...(result.escaped.length ? { escapedPids: result.escaped } : {}),
 	});
 }
 
@@ -176,9 +187,16 @@ export function section(name: string, capture: StreamCapture): Section {
 }
 
 function afterwords(result: RunResult): string {
-	if (!result.leftRunning || result.pid === undefined) return '';
-	const held = result.pipesHeld ? ' They kept its output open; what they print from now on is not collected.' : '';
-	return `Note: processes it started in the background are still running (process group ${result.pid}).${held} They are stopped when Toolbelt stops (the editor closes); stop them sooner with run_command "kill -- -${result.pid}". For servers and watchers, exec_command lets you see their output.`;
+	const notes: string[] = [];
+	if (result.leftRunning && result.pid !== undefined) {
+		const held = result.pipesHeld ? ' They kept its output open; what they print from now on is not collected.' : '';
+		notes.push(`Note: processes it started in the background are still running (process group ${result.pid}).${held} They are stopped when Toolbelt stops (the editor closes); stop them sooner with run_command "kill -- -${result.pid}". For servers and watchers, exec_command lets you see their output.`);
+	}
+	if (result.escaped.length) {
+		const pids = result.escaped.join(' ');
+		notes.push(`Note: processes it started left its process group (setsid, a daemon) and are still running (pid ${pids}); Toolbelt does not stop them. Stop them when done with run_command "kill ${pids}".`);
+	}
+	return notes.join('\n');
 }
 
 /** `["NAME=value", …]` as variables; a NAME given twice takes its last value, as in a shell. */

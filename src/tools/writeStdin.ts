@@ -51,6 +51,7 @@ async function run(input: Input, ctx: ToolContext): Promise<PendingCall> {
 				? follow(session, input, approved, `${label}.`)
 				// Harmless: nothing is sent, and whatever it printed last is still handed over.
 				: Promise.resolve(sessionResult(session, `${label} has already ${describeEnd(session)}; ${chars ? 'the input was not sent' : 'there is nothing more to wait for'}. Start it again with exec_command if you need it.`))),
+			settlesOnCancel: true,
 		};
 	}
 	return {
@@ -68,6 +69,9 @@ async function run(input: Input, ctx: ToolContext): Promise<PendingCall> {
 			session.write(chars);
 			return follow(session, input, approved, `${label}: sent ${oneLine(visibleChars(chars), 60)}.`);
 		},
+		// Once the keys are sent, a cancel only ends the wait: the result says they were sent and
+		// hands over what was read. Raced, it said "cancelled" and the output it had read was lost.
+		settlesOnCancel: true,
 	};
 }
 
@@ -76,5 +80,5 @@ async function follow(session: Session, input: Input, ctx: ToolContext, header: 
 	session.lastActivityAt = Date.now();
 	await session.waitForExit(input.yieldMs ?? DEFAULT_WRITE_YIELD_MS, ctx.signal);
 	ctx.note({ target: `session ${session.id}` });
-	return sessionResult(session, header);
+	return sessionResult(session, ctx.signal.aborted ? `${header} The wait for output was cancelled; this is what it printed so far.` : header);
 }

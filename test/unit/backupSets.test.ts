@@ -54,6 +54,20 @@ describe('backup sets', () => {
 			assert.deepEqual((await listBackups(storage)).map(set => set.title), ['latest', 'newer']);
 		});
 
+		it('at the limit, orders every set of a crowded second by its manifest, the first and the last by name too', async () => {
+			// Four sets in one second, named so that the newest sorts first and the second newest last:
+			// a set left out of the manifests read would count as oldest and be removed instead.
+			const storage = tree.file('storage');
+			const second = Date.UTC(2024, 0, 1, 4);
+			const sets: Array<[string, number]> = [['newest', 900], ['oldest', 100], ['middle', 300], ['second newest', 700]];
+			const made = [];
+			for (const [title, ms] of sets) made.push(await backupOriginals(storage, title, [fileChange(tree, 'ws/a.txt', 'alpha\n', `${title}\n`)], { createdAt: second + ms }));
+			const stem = made[0].set.id.slice(0, made[0].set.id.lastIndexOf('-'));
+			made.forEach((set, index) => fs.renameSync(set.set.dir, path.join(storage, 'backups', `${stem}-${['000000', '555555', 'aaaaaa', 'ffffff'][index]}`)));
+			await backupOriginals(storage, 'latest', [fileChange(tree, 'ws/a.txt', 'alpha\n', 'z\n')], { createdAt: second + 5_000, maxSets: 3 });
+			assert.deepEqual((await listBackups(storage)).map(set => set.title), ['latest', 'newest', 'second newest']);
+		});
+
 		it('removes nothing while the sets are within the limit', async () => {
 			const storage = tree.file('storage');
 			for (const hour of [1, 2, 3]) await backupOriginals(storage, 'set', [fileChange(tree, 'ws/a.txt', 'alpha\n', 'x\n')], { createdAt: Date.UTC(2024, 0, 1, hour), maxSets: 3 });

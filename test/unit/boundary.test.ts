@@ -170,6 +170,12 @@ describe('boundary', () => {
 			await refused(b, '~', 'read', 'home_shorthand');
 			await refused(b, '~/.ssh/id_rsa', 'read', 'home_shorthand');
 			const error = await refused(b, '~root/x', 'write', 'home_shorthand');
+			// A new path ending with a slash names a folder: written, it would have become a file.
+			await refused(b, 'newdir/', 'write', 'folder_path');
+			const folder = await refused(b, 'src/new/dir//', 'write', 'folder_path');
+			assert.match(folder.message, /^"src\/new\/dir\/\/" ends with a slash, so it names a folder.* such as "src\/new\/dir\/index\.ts": folders are created/);
+			assert.equal((await b.resolve('newdir/', 'read')).exists, false);
+			assert.equal((await b.resolve('src/', 'write')).display, 'src');
 			assert.match(error.message, /workspace-relative/);
 		});
 

@@ -294,6 +294,31 @@ describe('command output: logs that stall or fail, and socket pairs', function (
 		}
 	});
 
+	// Where written bytes reach the server only as the file is closed (NFS, FUSE), a close is a write
+	// that can fail: the log is then not whole, and the command's result must not point to it.
+	it('says the log could not be written when closing it fails, after every write succeeded', async () => {
+		let closeForReal: (() => Promise<void>) | undefined;
+		const writeThenFailClose: LogWriter = async (handle, views, position) => {
+			await writeAll(handle, views, position);
+			if (closeForReal) return;
+			closeForReal = handle.close.bind(handle);
+			handle.close = async () => { throw new Error('EIO: i/o error, close'); };
+		};
+		const log = path.join(dir, 'closing.log');
+		const sink = new OutputSink(64 * 1024, { path: log, cap: LOG_CAP_BYTES }, writeThenFailClose);
+		const stream = new PassThrough();
+		sink.readStream(stream);
+		stream.end('every byte\n');
+		await withDeadline(sink.closed, 5_000, 'the stream was not read to its end');
+		try {
+			const capture = await sink.finish();
+			assert.deepEqual([capture.logPath, capture.logError, capture.buffer.totalBytes], [undefined, 'EIO: i/o error, close', 11]);
+			assert.equal(fs.readFileSync(log, 'utf8'), 'every byte\n', 'what was written is still there');
+		} finally {
+			await closeForReal?.();
+		}
+	});
+
 	it('writes a log\'s pieces whole through writes that take only part of them, and fails on a write that takes nothing', async () => {
 		const file = path.join(dir, 'short.log');
 		fs.writeFileSync(file, 'head:');

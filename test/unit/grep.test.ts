@@ -492,7 +492,8 @@ describe('grep', () => {
 			fs.writeFileSync(tree.file('we\nird.txt'), 'alpha in a weird name\n');
 			const text = await makeHarness(tree.root).text('grep', { pattern: 'weird name' });
 			assert.match(text, /^1 matching line in 1 file/);
-			assert.match(text, /we\nird\.txt:1: alpha in a weird name/);
+			// Quoted (unusualNames.test.ts): raw, the name would be two lines of the result.
+			assert.ok(text.split('\n').includes('"we\\nird.txt":1: alpha in a weird name'), text);
 		});
 	});
 

@@ -1,7 +1,9 @@
 import * as assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import * as path from 'node:path';
-import { countInJavaScript, countNewlines, countsNatively, newlineScanBuffer } from '../../src/core/files/newlines';
+import {
+	COPY_OVER_BYTES, countInJavaScript, countNewlines, countsNatively, newlineCountUsage, NewlineCounter, newlineScanBuffer, WebAssemblyApi,
+} from '../../src/core/files/newlines';
 
 /** The plain byte loop every count must agree with. */
 function naive(bytes: Uint8Array, from: number, to: number): number {
@@ -89,6 +91,85 @@ describe('newline counting', () => {
 			// Past its end: clamped to the buffer (the memory under it is larger, and holds nothing of the file).
 			first.bytes.fill(0x0a);
 			assert.equal(first.count(99_990, 200_000), 10);
+		});
+	});
+
+	// Both ways count the same, so results cannot show which one ran: the usage figures do.
+	describe('which way counts', () => {
+		const host = (globalThis as { WebAssembly?: WebAssemblyApi }).WebAssembly;
+		const newlines = Buffer.alloc(3000, '\n');
+
+		it('counts a range of COPY_OVER_BYTES or more natively, a shorter one in JavaScript', () => {
+			const counter = new NewlineCounter(host);
+			assert.equal(counter.count(newlines, 3, 3 + COPY_OVER_BYTES - 1), COPY_OVER_BYTES - 1);
+			assert.deepEqual([counter.usage.nativeBytes, counter.usage.javaScriptBytes], [0, COPY_OVER_BYTES - 1]);
+			assert.equal(counter.count(newlines, 3, 3 + COPY_OVER_BYTES), COPY_OVER_BYTES);
+			assert.deepEqual([counter.usage.nativeBytes, counter.usage.javaScriptBytes], [COPY_OVER_BYTES, COPY_OVER_BYTES - 1]);
+			// From past the threshold's size: the range's length decides, not where it ends.
+			assert.equal(counter.count(newlines, 2000, 2100), 100);
+			assert.equal(counter.usage.javaScriptBytes, COPY_OVER_BYTES - 1 + 100);
+			assert.equal(counter.native, true);
+		});
+
+		it('compiles the module once and makes its scratch space once; a scan buffer is an instance of its own', () => {
+			const counter = new NewlineCounter(host);
+			for (let round = 0; round < 3; round++) assert.equal(counter.count(newlines, 0, 3000), 3000);
+			assert.deepEqual([counter.usage.compiles, counter.usage.instances], [1, 1]);
+			const scan = counter.scanBuffer(4096);
+			scan.bytes.fill(0x0a);
+			assert.equal(scan.count(10, 4000), 3990);
+			assert.deepEqual([counter.usage.compiles, counter.usage.instances, counter.usage.nativeBytes], [1, 2, 3 * 3000 + 3990]);
+		});
+
+		/** The host's WebAssembly with one of its parts failing as `failure` says, each attempt counted. */
+		function failing(part: 'Module' | 'Memory', failure: Error): { api: WebAssemblyApi; attempts: () => number } {
+			let attempts = 0;
+			const fails = class { constructor() { attempts++; throw failure; } };
+			// Named one by one: WebAssembly's members are not enumerable, so `...host` would copy none.
+			const api = { Module: host!.Module, Memory: host!.Memory, Instance: host!.Instance, [part]: fails as unknown as WebAssemblyApi[typeof part] };
+			return { api, attempts: () => attempts };
+		}
+
+		// [what is missing, the counter's WebAssembly, modules compiled]
+		const missing: Array<[string, () => WebAssemblyApi | undefined, number]> = [
+			['no WebAssembly (node --jitless)', () => undefined, 0],
+			['a WebAssembly without SIMD (the module does not compile)', () => failing('Module', new Error('invalid SIMD opcode')).api, 0],
+			['a WebAssembly that cannot give memory', () => failing('Memory', new RangeError('out of memory')).api, 1],
+		];
+		for (const [label, api, compiles] of missing) {
+			it(`with ${label}, counts everything in JavaScript, the same`, () => {
+				const counter = new NewlineCounter(api());
+				assert.equal(counter.native, false);
+				const bytes = randomBytes(300_000, 3);
+				assert.equal(counter.count(bytes, 5, bytes.length), naive(bytes, 5, bytes.length));
+				const scan = counter.scanBuffer(1000);
+				assert.equal(scan.bytes.length, 1000);
+				assert.equal(scan.bytes.buffer.byteLength, 1000, 'a buffer of its own, not module memory');
+				scan.bytes.fill(0x0a);
+				assert.equal(scan.count(1, 1000), 999);
+				const { nativeBytes, javaScriptBytes, compiles: compiled, instances } = counter.usage;
+				assert.deepEqual([nativeBytes, javaScriptBytes, compiled, instances], [0, bytes.length - 5 + 999, compiles, 0]);
+			});
+		}
+
+		it('tries to compile the module once where it does not compile, not again for every scan buffer', () => {
+			const withoutSimd = failing('Module', new Error('invalid SIMD opcode'));
+			const counter = new NewlineCounter(withoutSimd.api);
+			assert.equal(counter.native, false);
+			for (let round = 0; round < 3; round++) assert.equal(counter.scanBuffer(100).bytes.length, 100);
+			assert.equal(withoutSimd.attempts(), 1);
+		});
+
+		it('the shared counter is the host\'s: its counts and scan buffers show in newlineCountUsage', () => {
+			const before = newlineCountUsage();
+			assert.equal(countNewlines(newlines, 0, 1000), 1000);
+			const scan = newlineScanBuffer(2000);
+			scan.bytes.fill(0x0a);
+			assert.equal(scan.count(0, 2000), 2000);
+			const after = newlineCountUsage();
+			assert.equal(after.nativeBytes - before.nativeBytes, 3000);
+			assert.equal(after.compiles, 1);
+			assert.equal(countsNatively(), true);
 		});
 	});
 });

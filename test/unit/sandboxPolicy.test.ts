@@ -303,6 +303,27 @@ describe('protected-path walks in detail', () => {
 			const looked = await foldersLooked(tree.root, () => Promise.all([walk(cache), warmProtectedScan(scanInput(cache))]));
 			assert.deepEqual(looked, listed, 'each folder looked at once, by the walk under way alone');
 		});
+
+		// A walk for other globs queued since (behind one of its own, not begun yet) has not replaced
+		// what these globs' walk left: a warm-up has nothing to do. Once what is left is nothing, it has.
+		it('counts what a walk left as warm while a walk for other globs is queued but not begun', async () => {
+			const signature = `false\0${globs.join('\0')}`;
+			const other = 'false\0.vscode/*.json';
+			for (const [roots, cold] of [[[tree.root], false], [[], true]] as const) {
+				const cache = new ProtectedScanCache(0);
+				await findProtected(roots, globs, { nocase: false, limit: 1000, cache });
+				let release = () => {};
+				const held = new Promise<void>(resolve => release = resolve);
+				const queued = cache.queue(other, () => held);
+				try {
+					assert.equal(cache.cold(signature), cold, roots.length > 0 ? 'its listings are still there to reuse' : 'a walk of no folder left nothing');
+					assert.equal(cache.cold(other), false, 'the queued walk is under way');
+				} finally {
+					release();
+					await queued;
+				}
+			}
+		});
 	});
 
 	it('lists a folder again while it has not been unchanged for the settling time', async () => {

@@ -3,6 +3,8 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { compactStamp } from '../files/files';
+import { ToolError } from '../results/errors';
+import { formatBytes } from '../results/truncate';
 import type { Sandbox } from '../sandbox/runtime';
 import { OutputSink, outputSockets, StreamCapture } from './output';
 
@@ -76,7 +78,37 @@ export function posixInvocation(shell: PosixShell, command: string): ShellInvoca
 	// --norc: bash sources ~/.bashrc when its stdin is a socket (Node's stdio pipes are socketpairs)
 	// and SHLVL is below 2, so whether a command saw the person's rc file depended on how the editor
 	// was started (and a pyenv or nvm set-up in it printed errors inside the sandbox).
-	return { file: shell.file, args: shell.pipefail ? ['--norc', '-o', 'pipefail', '-c', command] : ['-c', command] };
+	const options = shell.pipefail ? ['--norc', '-o', 'pipefail'] : [];
+	if (command.length <= PIECE_CHARS) return { file: shell.file, args: [...options, '-c', command] };
+	if (Buffer.byteLength(command) > MAX_COMMAND_BYTES) throw commandTooLong(command);
+	// $0 is the shell as with -c alone; `set --` empties the positional parameters the pieces came in.
+	return { file: shell.file, args: [...options, '-c', JOIN_PIECES, shell.file, ...pieces(command)] };
+}
+
+/**
+ * Linux refuses to start a program with an argument over 128 KiB (MAX_ARG_STRLEN), and a heredoc
+ * writing a big file makes such a command. A longer command goes in pieces that the shell joins
+ * and evaluates. A piece of this many UTF-16 units is at most 3 bytes a unit in UTF-8: 96 KiB.
+ */
+const PIECE_CHARS = 32 * 1024;
+const JOIN_PIECES = 'eval "set --; $(printf %s "$@")"';
+/** Every argument and variable of a program shares 2 MiB (ARG_MAX, usually): leave room for the environment. */
+export const MAX_COMMAND_BYTES = 1024 * 1024;
+
+function pieces(command: string): string[] {
+	const found: string[] = [];
+	for (let start = 0; start < command.length;) {
+		let end = Math.min(command.length, start + PIECE_CHARS);
+		// Never between the two halves of a surrogate pair.
+		if (end < command.length && /[\ud800-\udbff]/.test(command[end - 1])) end--;
+		found.push(command.slice(start, end));
+		start = end;
+	}
+	return found;
+}
+
+function commandTooLong(command: string): ToolError {
+	return new ToolError('invalid_input', `The command is ${formatBytes(Buffer.byteLength(command))}; commands up to ${formatBytes(MAX_COMMAND_BYTES)} can be started. Write the long part to a file with write_file (or a few smaller commands), then run a short command that uses it.`);
 }
 
 export function findOnPath(name: string, env: NodeJS.ProcessEnv): string | undefined {
@@ -214,6 +246,60 @@ export function procStat(pid: number, proc = '/proc'): { state: string; ppid: nu
 }
 
 /**
+ * The variable every command of runProcess gets, with a value of its own: processes that left its
+ * process group (`setsid`, a daemon's double fork) still carry it, and are found by it.
+ */
+export const RUN_MARK = 'TOOLBELT_RUN';
+
+/**
+ * Living processes whose environment holds `RUN_MARK=mark` but that are outside the group `pgid`
+ * (Linux, from /proc; none elsewhere): what a command started that signals to its group miss.
+ * Best effort: a process that cleared its environment, or one we may not read (setuid), is not seen.
+ */
+export function escapedMembers(mark: string, pgid: number, proc = '/proc'): number[] {
+	if (process.platform !== 'linux') return [];
+	const needle = `${RUN_MARK}=${mark}\0`;
+	let entries: string[];
+	try {
+		entries = fs.readdirSync(proc);
+	} catch {
+		return [];
+	}
+	const escaped: number[] = [];
+	for (const entry of entries) {
+		if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue;
+		let environ: string;
+		try {
+			environ = fs.readFileSync(`${proc}/${entry}/environ`, 'latin1');
+		} catch {
+			continue;
+		}
+		if (!environ.startsWith(needle) && !environ.includes(`\0${needle}`)) continue;
+		const stat = procStat(Number(entry), proc);
+		if (stat && stat.pgrp !== pgid && stat.state !== 'Z' && stat.state !== 'X') escaped.push(Number(entry));
+	}
+	return escaped;
+}
+
+/** Stops the escaped processes of a command one by one: SIGTERM (or `first`), then SIGKILL after `graceMs`. */
+export async function terminateEscaped(mark: string, pgid: number, graceMs: number, first: NodeJS.Signals[] = ['SIGTERM']): Promise<void> {
+	const escaped = () => escapedMembers(mark, pgid);
+	const found = escaped();
+	if (found.length === 0) return;
+	for (const pid of found) {
+		for (const signal of [...first, 'SIGCONT' as const]) trySignal(pid, signal);
+	}
+	if (await waitUntil(() => escaped().length === 0, graceMs)) return;
+	for (const pid of escaped()) trySignal(pid, 'SIGKILL');
+	await waitUntil(() => escaped().length === 0, 1_000);
+}
+
+/** Last resort when the host process exits: SIGKILL to the escaped processes, no grace. */
+export function killEscapedNow(mark: string, pgid: number): void {
+	for (const pid of escapedMembers(mark, pgid)) trySignal(pid, 'SIGKILL');
+}
+
+/**
  * SIGTERM (or the `first` signals) to the group, then SIGKILL to whatever is left after `graceMs`.
  * Resolves once the group is gone (or, for processes that cannot die, shortly after the SIGKILL).
  */
@@ -227,10 +313,15 @@ export async function terminateGroup(pgid: number, graceMs = KILL_GRACE_MS, firs
 }
 
 /** True once the group is gone; false when it is still there after `ms`. */
-async function waitUntilGone(pgid: number, ms: number, firstPause = 5): Promise<boolean> {
+function waitUntilGone(pgid: number, ms: number, firstPause = 5): Promise<boolean> {
+	return waitUntil(() => !groupAlive(pgid), ms, firstPause);
+}
+
+/** True once `done` says so; false when it still does not after `ms`. */
+async function waitUntil(done: () => boolean, ms: number, firstPause = 5): Promise<boolean> {
 	const deadline = Date.now() + ms;
 	for (let pause = firstPause; ; pause = nextPollPause(pause)) {
-		if (!groupAlive(pgid)) return true;
+		if (done()) return true;
 		const left = deadline - Date.now();
 		if (left <= 0) return false;
 		await delay(Math.min(pause, left));
@@ -272,6 +363,8 @@ export interface RunOptions {
 	sandbox?: Sandbox;
 	graceMs?: number;
 	drainMs?: number;
+	/** Told the process group as soon as the shell runs (to stop it from elsewhere, e.g. when the host goes). */
+	onStart?: (pgid: number) => void;
 }
 
 export type RunEnd = 'exit' | 'timeout' | 'cancelled';
@@ -293,6 +386,12 @@ export interface RunResult {
 	readonly leftRunning: boolean;
 	/** Such a process still held the output pipes after the drain: we stopped reading them. */
 	readonly pipesHeld: boolean;
+	/**
+	 * Processes the command started that left its process group (setsid, daemons) and still ran
+	 * when it finished normally (Linux only; see escapedMembers). After a timeout or cancel they
+	 * were stopped too, and this is empty.
+	 */
+	readonly escaped: number[];
 }
 
 /** Thrown when the shell itself cannot be started (not when the command is not found: that is exit 127). */
@@ -306,21 +405,32 @@ export class SpawnError extends Error {
 /** Runs one command to completion (see the module comment). Never throws for the command's own failure. */
 export async function runProcess(options: RunOptions): Promise<RunResult> {
 	const started = Date.now();
-	const shell = commandLaunch(options);
+	const mark = randomBytes(8).toString('hex');
+	const shell = commandLaunch({ ...options, env: { ...options.env, [RUN_MARK]: mark } });
 	const logBase = options.logDir ? path.join(options.logDir, logName(started)) : undefined;
-	if (options.logDir) await fs.promises.mkdir(options.logDir, { recursive: true, mode: 0o700 });
+	if (options.logDir) await makeLogDir(options.logDir);
 	const logFile = (stream: string) => (logBase === undefined ? undefined : { path: `${logBase}.${stream}.log`, cap: options.logCapBytes ?? LOG_CAP_BYTES });
 	const stdout = new OutputSink(options.maxOutputBytes, logFile('stdout'));
 	const stderr = new OutputSink(options.maxOutputBytes, logFile('stderr'));
 	try {
 		const child = await spawnInto(shell, options.cwd, stdout, stderr);
+		if (child.pid !== undefined) options.onStart?.(child.pid);
 		feedStdin(child, options.stdin);
-		const outcome = await supervise(child, options, [stdout, stderr], shell);
+		const outcome = await supervise(child, options, [stdout, stderr], shell, mark);
 		const [out, err] = await Promise.all([stdout.finish(), stderr.finish()]);
 		return { ...outcome, durationMs: Date.now() - started, stdout: out, stderr: err, pid: child.pid };
 	} finally {
 		stdout.release();
 		stderr.release();
+	}
+}
+
+/** The command's log folder, or a refusal before anything runs: its full output would have nowhere to go. */
+async function makeLogDir(logDir: string): Promise<void> {
+	try {
+		await fs.promises.mkdir(logDir, { recursive: true, mode: 0o700 });
+	} catch (error) {
+		throw new ToolError('io', `The command was not run: the folder for its output log, ${logDir}, could not be made (${(error as Error).message}). Tell the user: Toolbelt's storage folder must be writable and have free space.`);
 	}
 }
 
@@ -352,10 +462,13 @@ function feedStdin(child: ChildProcess, text: string | undefined): void {
 	stdin.end(text);
 }
 
-type Outcome = Pick<RunResult, 'end' | 'exitCode' | 'signal' | 'leftRunning' | 'pipesHeld'>;
+type Outcome = Pick<RunResult, 'end' | 'exitCode' | 'signal' | 'leftRunning' | 'pipesHeld' | 'escaped'>;
 
-/** Waits for the shell to exit (or the timeout, or the cancel), then for the drain. */
-function supervise(child: ChildProcess, options: RunOptions, sinks: OutputSink[], shell: ShellInvocation): Promise<Outcome> {
+/**
+ * Waits for the shell to exit (or the timeout, or the cancel), then for the drain. A timeout or
+ * cancel stops the group and the processes carrying the command's `mark` that left it.
+ */
+function supervise(child: ChildProcess, options: RunOptions, sinks: OutputSink[], shell: ShellInvocation, mark: string): Promise<Outcome> {
 	const timeoutMs = Math.min(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS);
 	const graceMs = options.graceMs ?? KILL_GRACE_MS;
 	const drainMs = options.drainMs ?? DRAIN_MS;
@@ -365,7 +478,7 @@ function supervise(child: ChildProcess, options: RunOptions, sinks: OutputSink[]
 		const stop = (why: RunEnd) => {
 			if (stopping || child.pid === undefined) return;
 			end = why;
-			stopping = terminateGroup(child.pid, graceMs);
+			stopping = Promise.all([terminateGroup(child.pid, graceMs), terminateEscaped(mark, child.pid, graceMs)]).then(() => undefined);
 		};
 		const timer = setTimeout(() => stop('timeout'), timeoutMs);
 		const onAbort = () => stop('cancelled');
@@ -392,8 +505,10 @@ function supervise(child: ChildProcess, options: RunOptions, sinks: OutputSink[]
 				// On a timeout or cancel the whole group is gone by now; after a normal exit, what is
 				// left was started in the background on purpose and keeps running.
 				const leftRunning = !stopping && groupAlive(pid);
+				// In bwrap they ended with its PID namespace: no need to look through /proc (about 2 ms per 100 processes).
+				const escaped = stopping || options.sandbox?.endsWithProgram ? [] : escapedMembers(mark, pid);
 				const exit = options.sandbox?.readExit({ exitCode, signal }) ?? { exitCode, signal };
-				resolve({ end, ...exit, leftRunning, pipesHeld: !drained });
+				resolve({ end, ...exit, leftRunning, pipesHeld: !drained, escaped });
 			})();
 		});
 	});

@@ -1,7 +1,10 @@
+import { randomBytes } from 'node:crypto';
 import * as os from 'node:os';
 import type { IPty } from '@lydell/node-pty';
 import { cleanTerminalText } from './ansi';
-import { commandLaunch, DRAIN_MS, spawnLaunch, groupAlive, signalGroup, terminateGroup } from './process';
+import {
+	commandLaunch, DRAIN_MS, groupAlive, killEscapedNow, RUN_MARK, signalGroup, spawnLaunch, terminateEscaped, terminateGroup,
+} from './process';
 import type { Sandbox } from '../sandbox/runtime';
 import { HeadTailBuffer, TruncationInfo } from '../results/truncate';
 
@@ -96,6 +99,8 @@ export class Session {
 	private readonly dataEmitter = new Emitter<string>();
 	private readonly exitEmitter = new Emitter<SessionExit>();
 	private readonly backend: Backend;
+	/** In the program's environment (RUN_MARK): finds what it started that left its process group. */
+	private readonly mark = randomBytes(8).toString('hex');
 	private resolveExited!: () => void;
 	/** Resolves when the program has exited and its output has been collected. */
 	readonly exited = new Promise<void>(resolve => { this.resolveExited = resolve; });
@@ -109,7 +114,8 @@ export class Session {
 		this.unread = new HeadTailBuffer(options.maxOutputBytes, 0.25);
 		const events: BackendEvents = { data: text => this.received(text), exit: exit => this.ended(exit) };
 		try {
-			this.backend = options.tty ? ptyBackend(options, events) : pipeBackend(options, events);
+			const marked = { ...options, env: { ...options.env, [RUN_MARK]: this.mark } };
+			this.backend = options.tty ? ptyBackend(marked, events) : pipeBackend(marked, events);
 		} catch (error) {
 			void options.sandbox?.dispose();
 			throw error;
@@ -164,7 +170,7 @@ export class Session {
 		// The program is done; anything it left in its group goes with it (in a sandbox, everything did
 		// already), and then its private temp folder.
 		const leftovers = process.platform !== 'win32' && groupAlive(this.pid) ? terminateGroup(this.pid, this.graceMs, ['SIGHUP', 'SIGTERM']) : Promise.resolve();
-		void leftovers.then(() => this.options.sandbox?.dispose());
+		void Promise.all([leftovers, this.stopEscaped()]).then(() => this.options.sandbox?.dispose());
 		this.exitEmitter.fire(this.exitInfo);
 		this.dataEmitter.clear();
 		this.exitEmitter.clear();
@@ -209,7 +215,7 @@ export class Session {
 	async kill(reason: StopReason): Promise<void> {
 		if (!this.alive) return;
 		this.stopReason ??= reason;
-		await terminateGroup(this.pid, this.graceMs, ['SIGHUP', 'SIGTERM']);
+		await Promise.all([terminateGroup(this.pid, this.graceMs, ['SIGHUP', 'SIGTERM']), this.stopEscaped()]);
 		// Its exit event normally follows at once; a pty that never reports it must not hang us.
 		await Promise.race([this.exited, delay(500)]);
 		if (this.alive) this.ended({ exitCode: null, signal: 'SIGKILL' });
@@ -218,6 +224,16 @@ export class Session {
 	/** Last resort when the host process exits: no time for a grace period. */
 	killNow(): void {
 		if (this.alive) signalGroup(this.pid, 'SIGKILL');
+		if (!this.options.sandbox?.endsWithProgram) killEscapedNow(this.mark, this.pid);
+	}
+
+	/**
+	 * Stops what the program started that left its process group (setsid, daemons), which signals
+	 * to the group miss; in bwrap they end with its PID namespace, so /proc is not searched.
+	 */
+	private stopEscaped(): Promise<void> {
+		if (this.options.sandbox?.endsWithProgram) return Promise.resolve();
+		return terminateEscaped(this.mark, this.pid, this.graceMs, ['SIGHUP', 'SIGTERM']);
 	}
 }
 
@@ -344,6 +360,8 @@ export interface ManagerOptions {
 export class SessionManager {
 	private readonly sessions = new Map<number, Session>();
 	private readonly background = new Map<number, string>();
+	/** Process groups of run_command calls still running: they go with the host too. */
+	private readonly running = new Set<number>();
 	private nextId = 1;
 	private readonly startEmitter = new Emitter<Session>();
 	private exitHookInstalled = false;
@@ -407,6 +425,19 @@ export class SessionManager {
 		this.installExitHook();
 	}
 
+	/**
+	 * Holds a running run_command's process group until the returned release is called, so that
+	 * disposing of the host (or its process exiting) stops it: it used to run on to its timeout.
+	 */
+	trackRunning(pgid: number): () => void {
+		this.running.add(pgid);
+		this.installExitHook();
+		return () => {
+			this.running.delete(pgid);
+			this.forgetOldFinished();
+		};
+	}
+
 	/** Background process groups from run_command that are still alive. */
 	backgroundGroups(): { pgid: number; command: string }[] {
 		for (const pgid of this.background.keys()) if (!groupAlive(pgid)) this.background.delete(pgid);
@@ -417,12 +448,13 @@ export class SessionManager {
 	async killAll(reason: StopReason = 'killed'): Promise<number> {
 		const live = this.live();
 		const groups = this.backgroundGroups();
+		const running = [...this.running];
 		this.background.clear();
 		await Promise.all([
 			...live.map(session => session.kill(reason)),
-			...groups.map(group => terminateGroup(group.pgid, this.graceMs)),
+			...[...groups.map(group => group.pgid), ...running].map(pgid => terminateGroup(pgid, this.graceMs)),
 		]);
-		return live.length + groups.length;
+		return live.length + groups.length + running.length;
 	}
 
 	/** The extension is deactivating: everything goes, and no listener survives. */
@@ -434,7 +466,7 @@ export class SessionManager {
 
 	private killAllNow(): void {
 		for (const session of this.live()) session.killNow();
-		for (const pgid of this.background.keys()) signalGroup(pgid, 'SIGKILL');
+		for (const pgid of [...this.background.keys(), ...this.running]) signalGroup(pgid, 'SIGKILL');
 	}
 
 	/** If the host process exits without deactivating us (a crash, a test runner), nothing is left behind. */
@@ -453,7 +485,7 @@ export class SessionManager {
 	private forgetOldFinished(): void {
 		const finished = [...this.sessions.values()].filter(s => !s.alive);
 		for (const session of finished.slice(0, Math.max(0, finished.length - FINISHED_KEPT))) this.sessions.delete(session.id);
-		if (this.live().length === 0 && this.background.size === 0) this.removeExitHook();
+		if (this.live().length === 0 && this.background.size === 0 && this.running.size === 0) this.removeExitHook();
 	}
 }
 

@@ -82,43 +82,10 @@ const PAGE = 64 * 1024;
 type CountIn = (start: number, end: number) => number;
 
 /** The few WebAssembly names used here (the project's type libraries do not declare them). */
-interface WebAssemblyApi {
+export interface WebAssemblyApi {
 	Module: new (bytes: Uint8Array) => object;
 	Memory: new (descriptor: { initial: number }) => { readonly buffer: ArrayBuffer };
 	Instance: new (module: object, imports: object) => { readonly exports: Record<string, unknown> };
-}
-
-/** The compiled module, or null where WebAssembly (or its SIMD) is not available. */
-let compiled: { api: WebAssemblyApi; module: object } | null | undefined;
-
-function compiledModule(): { api: WebAssemblyApi; module: object } | null {
-	if (compiled === undefined) {
-		const api = (globalThis as { WebAssembly?: WebAssemblyApi }).WebAssembly;
-		try {
-			compiled = api ? { api, module: new api.Module(MODULE_BYTES) } : null;
-		} catch {
-			compiled = null;
-		}
-	}
-	return compiled;
-}
-
-/** Memory of `bytes` bytes (rounded up to pages) with the count over it; undefined without WebAssembly. */
-function instantiate(bytes: number): { memory: { readonly buffer: ArrayBuffer }; count: CountIn } | undefined {
-	const wasm = compiledModule();
-	if (!wasm) return undefined;
-	try {
-		const memory = new wasm.api.Memory({ initial: Math.max(1, Math.ceil(bytes / PAGE)) });
-		const instance = new wasm.api.Instance(wasm.module, { m: { memory } });
-		return { memory, count: instance.exports.count as CountIn };
-	} catch {
-		return undefined;
-	}
-}
-
-/** Whether the counts run in WebAssembly here (else in JavaScript): for tests and benches. */
-export function countsNatively(): boolean {
-	return scratchSpace() !== null;
 }
 
 /** A buffer whose newlines are counted where they lie: a file read in chunks is read into it. */
@@ -129,48 +96,141 @@ export interface NewlineScanBuffer {
 }
 
 /**
- * A scan buffer of `size` bytes, its own (a scan awaits reads, so another may run meanwhile).
- * Where WebAssembly is missing it is a plain buffer counted in JavaScript.
+ * What a counter has done: how many bytes each way counted, how often it compiled the module and
+ * made an instance of it. Tests check with it that big ranges are counted natively and the module
+ * compiled once, which results alone cannot show (both ways count the same).
  */
-export function newlineScanBuffer(size: number): NewlineScanBuffer {
-	const native = instantiate(size);
-	if (!native) {
-		// Its own memory, word-aligned for the word-at-a-time count.
-		const bytes = Buffer.allocUnsafeSlow(size);
-		return { bytes, count: (from, to) => countInJavaScript(bytes, from, to) };
-	}
-	// Never grown, so this view stays attached.
-	const bytes = Buffer.from(native.memory.buffer, 0, size);
-	return { bytes, count: (from, to) => native.count(Math.max(0, from), Math.min(to, size)) };
+export interface NewlineCountUsage {
+	nativeBytes: number;
+	javaScriptBytes: number;
+	compiles: number;
+	instances: number;
 }
 
 /** Ranges shorter than this are counted in JavaScript: copying them over would cost more. */
-const COPY_OVER_BYTES = 512;
+export const COPY_OVER_BYTES = 512;
 const SCRATCH_BYTES = 256 * 1024;
-/** Shared by every count of bytes that live elsewhere: each copy is counted before the call returns. */
-let scratch: { bytes: Buffer; count: CountIn } | null | undefined;
 
-function scratchSpace(): { bytes: Buffer; count: CountIn } | null {
-	if (scratch === undefined) {
-		const native = instantiate(SCRATCH_BYTES);
-		scratch = native ? { bytes: Buffer.from(native.memory.buffer, 0, SCRATCH_BYTES), count: native.count } : null;
+/**
+ * The counts over one WebAssembly implementation: the host's (see the shared one below), or none,
+ * where every count runs in JavaScript. Compiled and given its scratch space on first use.
+ */
+export class NewlineCounter {
+	readonly usage: NewlineCountUsage = { nativeBytes: 0, javaScriptBytes: 0, compiles: 0, instances: 0 };
+	/** The compiled module, or null where WebAssembly (or its SIMD) is not available. */
+	private compiled: object | null | undefined;
+	/** Shared by every count of bytes that live elsewhere: each copy is counted before the call returns. */
+	private scratch: { bytes: Buffer; count: CountIn } | null | undefined;
+
+	constructor(private readonly api: WebAssemblyApi | undefined) {}
+
+	/** Whether the counts run in WebAssembly here (else in JavaScript). */
+	get native(): boolean {
+		return this.scratchSpace() !== null;
 	}
-	return scratch;
+
+	/** Newlines in bytes[from, to) (the range is clamped to the bytes). */
+	count(bytes: Uint8Array, from: number, to: number): number {
+		const start = Math.max(0, from);
+		const end = Math.min(to, bytes.length);
+		const space = end - start >= COPY_OVER_BYTES ? this.scratchSpace() : null;
+		if (!space) return this.inJavaScript(bytes, start, end);
+		let count = 0;
+		for (let at = start; at < end; at += SCRATCH_BYTES) {
+			const piece = Math.min(SCRATCH_BYTES, end - at);
+			space.bytes.set(bytes.subarray(at, at + piece));
+			count += space.count(0, piece);
+		}
+		this.usage.nativeBytes += end - start;
+		return count;
+	}
+
+	/**
+	 * A scan buffer of `size` bytes, its own (a scan awaits reads, so another may run meanwhile).
+	 * Where WebAssembly is missing it is a plain buffer counted in JavaScript.
+	 */
+	scanBuffer(size: number): NewlineScanBuffer {
+		const native = this.instantiate(size);
+		if (!native) {
+			// Its own memory, word-aligned for the word-at-a-time count.
+			const bytes = Buffer.allocUnsafeSlow(size);
+			return { bytes, count: (from, to) => this.inJavaScript(bytes, from, to) };
+		}
+		// Never grown, so this view stays attached.
+		const bytes = Buffer.from(native.memory.buffer, 0, size);
+		return {
+			bytes,
+			count: (from, to) => {
+				const start = Math.max(0, from);
+				const end = Math.min(to, size);
+				this.usage.nativeBytes += Math.max(0, end - start);
+				return native.count(start, end);
+			},
+		};
+	}
+
+	private inJavaScript(bytes: Uint8Array, from: number, to: number): number {
+		this.usage.javaScriptBytes += Math.max(0, Math.min(to, bytes.length) - Math.max(0, from));
+		return countInJavaScript(bytes, from, to);
+	}
+
+	private scratchSpace(): { bytes: Buffer; count: CountIn } | null {
+		if (this.scratch === undefined) {
+			const native = this.instantiate(SCRATCH_BYTES);
+			this.scratch = native ? { bytes: Buffer.from(native.memory.buffer, 0, SCRATCH_BYTES), count: native.count } : null;
+		}
+		return this.scratch;
+	}
+
+	/** Memory of `bytes` bytes (rounded up to pages) with the count over it; undefined without WebAssembly. */
+	private instantiate(bytes: number): { memory: { readonly buffer: ArrayBuffer }; count: CountIn } | undefined {
+		const module = this.module();
+		if (!module) return undefined;
+		try {
+			const memory = new this.api!.Memory({ initial: Math.max(1, Math.ceil(bytes / PAGE)) });
+			const instance = new this.api!.Instance(module, { m: { memory } });
+			this.usage.instances++;
+			return { memory, count: instance.exports.count as CountIn };
+		} catch {
+			return undefined;
+		}
+	}
+
+	private module(): object | null {
+		if (this.compiled === undefined) {
+			try {
+				this.compiled = this.api ? new this.api.Module(MODULE_BYTES) : null;
+				if (this.compiled) this.usage.compiles++;
+			} catch {
+				// No SIMD (or no WebAssembly at all): every count runs in JavaScript.
+				this.compiled = null;
+			}
+		}
+		return this.compiled;
+	}
 }
+
+/** This process's counter, over the host's WebAssembly (missing under --jitless). */
+const shared = new NewlineCounter((globalThis as { WebAssembly?: WebAssemblyApi }).WebAssembly);
 
 /** Newlines in bytes[from, to) (the range is clamped to the bytes). */
 export function countNewlines(bytes: Uint8Array, from: number, to: number): number {
-	const start = Math.max(0, from);
-	const end = Math.min(to, bytes.length);
-	const space = end - start >= COPY_OVER_BYTES ? scratchSpace() : null;
-	if (!space) return countInJavaScript(bytes, start, end);
-	let count = 0;
-	for (let at = start; at < end; at += SCRATCH_BYTES) {
-		const piece = Math.min(SCRATCH_BYTES, end - at);
-		space.bytes.set(bytes.subarray(at, at + piece));
-		count += space.count(0, piece);
-	}
-	return count;
+	return shared.count(bytes, from, to);
+}
+
+/** A scan buffer of `size` bytes, its own (see NewlineCounter.scanBuffer). */
+export function newlineScanBuffer(size: number): NewlineScanBuffer {
+	return shared.scanBuffer(size);
+}
+
+/** Whether this process counts in WebAssembly (else in JavaScript): for tests and benches. */
+export function countsNatively(): boolean {
+	return shared.native;
+}
+
+/** What this process's counts have done so far (a copy). */
+export function newlineCountUsage(): NewlineCountUsage {
+	return { ...shared.usage };
 }
 
 /**

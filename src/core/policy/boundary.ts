@@ -164,6 +164,8 @@ export class Boundary {
 		const lexicalRoot = this.rootPlaceOf(absolute);
 		if (!lexicalRoot) this.checkOutside(input, absolute, access, relative ? 'escapes_workspace' : 'outside_workspace');
 		const { real, exists } = this.virtual ? await this.virtualPathOf(absolute) : await realPathOf(absolute, input);
+		// Resolving drops a trailing slash: without this, writing "dir/" would create a file named dir.
+		if (access === 'write' && !exists && /[\\/]$/.test(input)) throw folderPath(input);
 		const realRoot = this.rootPlaceOf(real, true);
 		if (!realRoot) this.checkRealOutside(input, absolute, real, access);
 		this.checkNotPrivate(input, absolute, access);
@@ -312,6 +314,11 @@ function noWorkspace(input: string): BoundaryError {
 function readOnly(input: string, real?: string): BoundaryError {
 	const via = real ? ` (through a symlink to ${real})` : '';
 	return new BoundaryError('read_only', input, `${quote(input)}${via} is in a read-only location from toolbelt.additionalReadPaths (rule: read_only). It can be read but not changed; write inside the workspace instead.`);
+}
+
+function folderPath(input: string): BoundaryError {
+	const folder = input.replace(/[\\/]+$/, '');
+	return new BoundaryError('folder_path', input, `${quote(input)} ends with a slash, so it names a folder, and there is none there to change (rule: folder_path). Give the path of a file, such as ${quote(`${folder}/index.ts`)}: folders are created for the files written in them.`);
 }
 
 function quote(input: string): string {

@@ -82,6 +82,7 @@ export type BoundaryRule =
 	| 'empty'
 	| 'nul_byte'
 	| 'home_shorthand'
+	| 'folder_path'
 	| 'escapes_workspace'
 	| 'outside_workspace'
 	| 'symlink_escape'
@@ -124,6 +125,16 @@ export function fromNodeError(error: unknown, displayPath: string): ToolError {
 		case 'EACCES':
 		case 'EPERM':
 			return new ToolError('io', `Permission denied for ${displayPath}. Use another path, or ask the user to change its permissions.`);
+		case 'ENOSPC':
+		case 'EDQUOT':
+			return new ToolError('io', `The disk holding ${displayPath} is full (or its quota is used up). Free some space, or ask the user to, then try again.`);
+		case 'EROFS':
+			return new ToolError('io', `${displayPath} is on a read-only file system, so it cannot be changed. Tell the user if it should be writable.`);
+		case 'ENAMETOOLONG':
+			return new ToolError('invalid_input', `${displayPath} is too long for the file system: a name holds at most 255 bytes, a whole path about 4,096. Nothing was changed. Use a shorter name or fewer folders.`);
+		case 'ENXIO':
+			// What opening a socket gives (or a device with nothing behind it): trying again changes nothing.
+			return new ToolError('io', `${displayPath} is not a regular file (a socket or a device) and cannot be opened; these tools neither read nor change such files. Give the path of a regular file.`);
 		default:
 			return new ToolError('io', `Could not access ${displayPath}: ${(error as Error)?.message ?? String(error)}. Try once more; if it fails again, tell the user.`);
 	}

@@ -146,6 +146,8 @@ export interface LongLineHandler {
 export interface TextLineHandler {
 	/** Return false to stop rg (it is killed at once). */
 	text(line: string): boolean | void;
+	/** What ends a line: '\n' (the default), or '\0' for rg's --null paths, which may hold newlines. */
+	readonly separator?: '\n' | '\0';
 }
 
 export type RgOptions = RgRunOptions & (LineHandler | TextLineHandler);
@@ -222,8 +224,8 @@ async function confinedRg(rg: Program, folder: string, host: SandboxHostOptions)
 function startRg(program: Program, options: RgOptions): Promise<RgRun & { sandboxFailed: boolean }> {
 	if (options.signal?.aborted) return Promise.reject(new CancelledError('The search'));
 	return new Promise((resolve, reject) => {
-		// stdin is /dev/null: with a pipe there, rg would search its standard input.
-		const child = spawn(program.file, [...program.args], { cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+		// A throw here (spawnRg's) rejects the promise.
+		const child = spawnRg(program, options.cwd);
 		const maxLineBytes = options.maxLineBytes ?? MAX_LINE_BYTES;
 		const lines = 'text' in options ? new TextLineSplitter(options, maxLineBytes) : new LineSplitter(options, maxLineBytes);
 		let stderr = '';
@@ -262,6 +264,17 @@ function startRg(program: Program, options: RgOptions): Promise<RgRun & { sandbo
 		});
 		child.on('close', finish);
 	});
+}
+
+/** rg with its output piped; stdin is /dev/null: with a pipe there, rg would search its standard input. */
+function spawnRg(program: Program, cwd: string) {
+	try {
+		return spawn(program.file, [...program.args], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+	} catch (error) {
+		// Thrown, not emitted: an argument over the system's limit (a pattern or glob of 128 KiB or more).
+		if ((error as NodeJS.ErrnoException).code !== 'E2BIG') throw error;
+		throw new ToolError('invalid_input', 'The pattern or globs are too long for the system to pass to ripgrep (an argument can hold about 128 KB). Shorten them: search for a distinctive part, or split the search.');
+	}
 }
 
 /** rg started through prlimit with its address space capped; as it is where there is no prlimit (not Linux). */
@@ -360,11 +373,12 @@ export class TextLineSplitter {
 	push(chunk: Buffer): boolean {
 		const text = this.decoder.write(chunk);
 		let start = 0;
-		for (let newline = text.indexOf('\n'); newline !== -1; newline = text.indexOf('\n', start)) {
-			const line = this.cut ?? (start === 0 ? this.rest + text.slice(0, newline) : text.slice(start, newline));
+		const separator = this.handler.separator ?? '\n';
+		for (let end = text.indexOf(separator); end !== -1; end = text.indexOf(separator, start)) {
+			const line = this.cut ?? (start === 0 ? this.rest + text.slice(0, end) : text.slice(start, end));
 			this.cut = undefined;
 			this.rest = '';
-			start = newline + 1;
+			start = end + 1;
 			if (this.handler.text(line.length > this.maxLineChars ? line.slice(0, this.maxLineChars) : line) === false) return false;
 		}
 		if (this.cut === undefined && start < text.length) {

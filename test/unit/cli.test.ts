@@ -205,6 +205,22 @@ describe('CLI', () => {
 		});
 	}
 
+	it('an env entry too long for the system is the input\'s fault, said before anything runs', async () => {
+		// Linux refuses any one variable of 128 KiB or more (E2BIG), as it does an argument.
+		const input = JSON.stringify({ command: 'touch ran', env: [`LONG=${'x'.repeat(200_000)}`] });
+		const result = await cli(['run', 'run_command', '--input', input, '--root', tree.root, '--storage', tree.file('.storage'), '--yes']);
+		assert.equal(result.code, 1);
+		const { error } = JSON.parse(result.stdout);
+		assert.equal(error.code, 'invalid_input', error.message);
+		assert.match(error.message, /^The env entry LONG is 195 KB; the system takes variables up to 128 KB\. /);
+		assert.equal(fs.existsSync(tree.file('ran')), false);
+		// Just under the limit, it is passed on.
+		const fits = JSON.stringify({ command: 'printf %s "$LONG" | wc -c', env: [`LONG=${'x'.repeat(128 * 1024 - 6)}`] });
+		const passed = await cli(['run', 'run_command', '--input', fits, '--root', tree.root, '--storage', tree.file('.storage'), '--yes']);
+		assert.equal(passed.code, 0, passed.stdout);
+		assert.match(JSON.parse(passed.stdout).content[0].text, /\b131066\b/);
+	});
+
 	it('leaves files alone when reading', async () => {
 		await cli(['run', 'read_file', '--root', tree.root, '--input', '{"path":"a.txt"}']);
 		assert.equal(fs.readFileSync(tree.file('a.txt'), 'utf8'), 'alpha\nbeta\n');

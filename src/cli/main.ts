@@ -159,8 +159,25 @@ async function serve(options: McpOptions): Promise<void> {
 	await serveMcp(options);
 }
 
+let stdoutClosedIgnored = false;
+
+/**
+ * A reader that stops early (`toolbelt run ... | head -1`) closes the pipe: the rest of the output
+ * has no one to read it, which is not a failure of the call. Node makes that EPIPE an unhandled
+ * error that ended the process with a stack trace and exit code 1, mid-way through what followed
+ * the print (ending sessions, pruning backups). Once per process: tests call main() many times.
+ */
+function ignoreClosedStdout(): void {
+	if (stdoutClosedIgnored) return;
+	stdoutClosedIgnored = true;
+	process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+		if (error.code !== 'EPIPE') throw error;
+	});
+}
+
 export async function main(argv: string[], loader: BundleLoader = {}): Promise<number> {
 	const [command, ...rest] = argv;
+	ignoreClosedStdout();
 	try {
 		switch (command) {
 			case 'list': return await list(rest, loader);

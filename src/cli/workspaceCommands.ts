@@ -20,6 +20,7 @@ import { UsageError } from './usageError';
  */
 
 const MB = 1024 * 1024;
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 /** Puts a request to the person on the terminal; no terminal means no one to say yes. */
 async function askOnTerminal(request: ApprovalRequest): Promise<boolean> {
@@ -65,9 +66,13 @@ export async function run(args: RunArgs): Promise<number> {
 	await offerCustomTools(registry, env);
 	const controller = new AbortController();
 	const interrupt = () => controller.abort();
-	process.once('SIGINT', interrupt);
-	// main() also runs in-process (tests): the listener must not outlive the call.
-	const result = await registry.invoke(args.tool, args.input, { signal: controller.signal }).finally(() => process.off('SIGINT', interrupt));
+	// Ctrl-C, a closed terminal, a job runner stopping: each cancels the call, which ends its command
+	// (in a process group of its own, it outlived a CLI that a SIGTERM or SIGHUP simply ended).
+	for (const signal of STOP_SIGNALS) process.once(signal, interrupt);
+	// main() also runs in-process (tests): the listeners must not outlive the call.
+	const result = await registry.invoke(args.tool, args.input, { signal: controller.signal }).finally(() => {
+		for (const signal of STOP_SIGNALS) process.off(signal, interrupt);
+	});
 	process.stdout.write(`${toJson(result)}\n`);
 	// One call per process: a session (or a background job) cannot outlive it, and must not keep it alive.
 	await env.state.sessions?.dispose();

@@ -54,6 +54,11 @@ export async function serveMcp(options: McpOptions): Promise<void> {
 		void dispose().finally(() => process.exit(0));
 	};
 	process.stdin.once('end', stop);
+	// The transport closes itself on a message it cannot take (one beyond the SDK's 10 MB, say): the
+	// server then stops as when the client leaves, instead of lingering unreachable with its sessions.
+	server.onclose = stop;
+	// MCP clients keep a server's stderr in their log: the one place to say why the connection ended.
+	server.onerror = error => process.stderr.write(`toolbelt: the MCP connection failed: ${error.message}\n`);
 	process.once('SIGTERM', stop);
 	process.once('SIGINT', stop);
 	await server.connect(new StdioServerTransport());

@@ -50,6 +50,7 @@ export const runCommandTool = defineTool({
 
 /** Plans the command (its folder, its sandbox) for the person to approve; running it is the commit. */
 async function run(input: Input, ctx: ToolContext): Promise<PendingCall> {
+	refuseLongEnvEntry(input.env);
 	const dir = await resolveCommandDir(input.cwd, ctx);
 	const decision = await decideCommandSandbox(input, ctx);
 	return pendingCommand('Running a command', shownCommand(input), dir, decision, input, approved => runApproved(input, dir, decision, approved));
@@ -197,6 +198,16 @@ function afterwords(result: RunResult): string {
 		notes.push(`Note: processes it started left its process group (setsid, a daemon) and are still running (pid ${pids}); Toolbelt does not stop them. Stop them when done with run_command "kill ${pids}".`);
 	}
 	return notes.join('\n');
+}
+
+/** Linux refuses any one variable of 128 KiB or more (E2BIG, as for one argument); macOS only the total, far above. */
+const MAX_ENV_ENTRY_BYTES = 128 * 1024 - 1;
+
+/** Said before anything is asked or run: spawn's E2BIG read as a fault in the tool, worth a retry. */
+function refuseLongEnvEntry(entries: readonly string[] | undefined): void {
+	const long = entries?.find(entry => Buffer.byteLength(entry) > MAX_ENV_ENTRY_BYTES);
+	if (long === undefined) return;
+	throw new ToolError('invalid_input', `The env entry ${long.slice(0, long.indexOf('='))} is ${formatBytes(Buffer.byteLength(long))}; the system takes variables up to ${formatBytes(MAX_ENV_ENTRY_BYTES + 1)}. Write the value to a file with write_file and have the command read it.`);
 }
 
 /** `["NAME=value", …]` as variables; a NAME given twice takes its last value, as in a shell. */

@@ -1,11 +1,12 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { main } from '../../src/cli/main';
 import { createNodeEnvironment } from '../../src/core/nodeHost';
 import { cliStorageDir } from '../../src/core/files/storage';
 import { ALL_TOOLS, ToolRegistry } from '../../src/tools';
-import { makeTree } from './helpers';
+import { makeTree, stopProcessesIn, withDeadline } from './helpers';
 
 /** Runs the CLI in-process and captures what it prints. */
 async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -168,8 +169,80 @@ describe('CLI', () => {
 		assert.equal(fs.readFileSync(path.join(backups, left[0]!, '0-a.txt'), 'utf8'), 'alpha\nbeta\n', 'the new set holds the original');
 	});
 
+	it('a reader that stops early (| head -1) is no crash: the exit code stays the call\'s, stderr stays quiet', async () => {
+		// More than a pipe holds (64 KiB): the rest is written after the reader has gone.
+		const input = JSON.stringify({ command: 'seq 1 200000' });
+		// Through a real pipe to head, as a person would type it (Node's own stdio pipes are sockets that hold more); bash hands back the CLI's exit code.
+		const cli = [process.execPath, path.join(__dirname, '../../src/cli/main.js'), 'run', 'run_command', '--root', tree.root, '--storage', tree.file('.storage'), '--yes', '--input', input];
+		const child = spawn('bash', ['-c', '"$@" | head -1 >/dev/null; exit ${PIPESTATUS[0]}', 'bash', ...cli]);
+		let stderr = '';
+		child.stderr.on('data', chunk => { stderr += chunk; });
+		const code = await withDeadline(new Promise<number | null>(resolve => child.once('close', resolve)), 15_000, 'the CLI did not end').finally(() => child.kill('SIGKILL'));
+		assert.equal(stderr, '');
+		assert.equal(code, 0);
+	});
+
+	for (const signal of ['SIGTERM', 'SIGHUP'] as const) {
+		it(`${signal} (a terminal closed, a job runner stopping) cancels the call: its command ends, the result says cancelled`, async () => {
+			// Unsandboxed: bwrap would end the command with the CLI anyway. The odd duration names this very process.
+			const command = `sleep 31.${signal === 'SIGTERM' ? 7171 : 7272}`;
+			const settings = JSON.stringify({ sandbox: { mode: 'off' } });
+			const child = spawn(process.execPath, [path.join(__dirname, '../../src/cli/main.js'), 'run', 'run_command', '--root', tree.root, '--storage', tree.file('.storage'), '--settings', settings, '--yes', '--input', JSON.stringify({ command })]);
+			let stdout = '';
+			child.stdout.on('data', chunk => { stdout += chunk; });
+			const closed = new Promise<number | null>(resolve => child.once('close', resolve));
+			try {
+				await until(() => runs(command), 10_000);
+				child.kill(signal);
+				const code = await withDeadline(closed, 10_000, 'the CLI did not end');
+				assert.equal(runs(command), false, 'the command outlived the CLI');
+				assert.equal(code, 1);
+				assert.equal(JSON.parse(stdout).error.code, 'cancelled');
+			} finally {
+				child.kill('SIGKILL');
+				stopProcessesIn(tree.root);
+			}
+		});
+	}
+
+	it('an env entry too long for the system is the input\'s fault, said before anything runs', async () => {
+		// Linux refuses any one variable of 128 KiB or more (E2BIG), as it does an argument.
+		const input = JSON.stringify({ command: 'touch ran', env: [`LONG=${'x'.repeat(200_000)}`] });
+		const result = await cli(['run', 'run_command', '--input', input, '--root', tree.root, '--storage', tree.file('.storage'), '--yes']);
+		assert.equal(result.code, 1);
+		const { error } = JSON.parse(result.stdout);
+		assert.equal(error.code, 'invalid_input', error.message);
+		assert.match(error.message, /^The env entry LONG is 195 KB; the system takes variables up to 128 KB\. /);
+		assert.equal(fs.existsSync(tree.file('ran')), false);
+		// Just under the limit, it is passed on.
+		const fits = JSON.stringify({ command: 'printf %s "$LONG" | wc -c', env: [`LONG=${'x'.repeat(128 * 1024 - 6)}`] });
+		const passed = await cli(['run', 'run_command', '--input', fits, '--root', tree.root, '--storage', tree.file('.storage'), '--yes']);
+		assert.equal(passed.code, 0, passed.stdout);
+		assert.match(JSON.parse(passed.stdout).content[0].text, /\b131066\b/);
+	});
+
 	it('leaves files alone when reading', async () => {
 		await cli(['run', 'read_file', '--root', tree.root, '--input', '{"path":"a.txt"}']);
 		assert.equal(fs.readFileSync(tree.file('a.txt'), 'utf8'), 'alpha\nbeta\n');
 	});
 });
+
+/** Whether a process with exactly this command line runs (Linux /proc). */
+function runs(commandLine: string): boolean {
+	for (const pid of fs.readdirSync('/proc').filter(name => /^\d+$/.test(name))) {
+		try {
+			if (fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim() === commandLine) return true;
+		} catch {
+			// Gone between the listing and the read.
+		}
+	}
+	return false;
+}
+
+async function until(condition: () => boolean, ms: number): Promise<void> {
+	const end = Date.now() + ms;
+	while (!condition()) {
+		if (Date.now() > end) throw new Error(`Condition not met within ${ms} ms.`);
+		await new Promise(resolve => setTimeout(resolve, 50));
+	}
+}

@@ -143,9 +143,11 @@ describe('MCP server (stdio, official SDK client)', function () {
 	});
 
 	it('tells a caller that asks for progress when a call starts', async () => {
-		connection = await connect(tree.root);
+		connection = await connect(tree.root, ['--approval', 'never']);
 		const messages: string[] = [];
-		await connection.client.callTool({ name: 'read_file', arguments: { path: 'a.txt' } }, undefined, { onprogress: progress => messages.push(progress.message ?? '') });
+		// A call that lasts a moment: a read_file's result could arrive in the same read as 'started',
+		// and then the client dropped 'started' too (once in 12 runs here, load average 8 on 2 cores).
+		await connection.client.callTool({ name: 'run_command', arguments: { command: 'sleep 0.3' } }, undefined, { onprogress: progress => messages.push(progress.message ?? '') });
 		// 'finished' is sent before the result, but the SDK client handles notifications a tick later
 		// than responses and may drop it once the result is in: only 'started' is certain.
 		assert.equal(messages[0], 'started');
@@ -201,6 +203,26 @@ describe('MCP server (stdio, official SDK client)', function () {
 			process.kill(server, 'SIGTERM');
 			await waitFor(() => !fs.existsSync(`/proc/${server}`) || fs.readFileSync(`/proc/${server}/stat`, 'utf8').split(') ')[1].startsWith('Z'), 5000);
 			await waitFor(() => !running(command), 2000);
+		} finally {
+			stopProcessesIn(tree.root);
+			await call;
+		}
+	});
+
+	it('a message beyond the transport\'s 10 MB ends the server cleanly: it says why on stderr and stops its sessions', async () => {
+		connection = await connect(tree.root, ['--approval', 'never', '--settings', '{"sandbox":{"mode":"off"}}']);
+		const command = 'sleep 30.8383';
+		const server = connection.pid;
+		// An interactive session outlives its call: only the server's stop ends it.
+		const call = connection.client.callTool({ name: 'exec_command', arguments: { command, yieldMs: 100 } }).catch(() => undefined);
+		try {
+			await waitFor(() => running(command), 10000);
+			const huge = connection.client.callTool({ name: 'write_file', arguments: { path: 'big.txt', content: 'x'.repeat(11 * 1024 * 1024) } });
+			await assert.rejects(withDeadline(huge, 8000, 'the server lingered after its connection failed'), /Connection closed/);
+			await waitFor(() => !running(command), 5000);
+			await waitFor(() => !fs.existsSync(`/proc/${server}`) || fs.readFileSync(`/proc/${server}/stat`, 'utf8').split(') ')[1].startsWith('Z'), 5000);
+			assert.match(connection.stderr(), /toolbelt: the MCP connection failed: .*maximum size of 10485760 bytes/);
+			assert.equal(fs.existsSync(tree.file('big.txt')), false);
 		} finally {
 			stopProcessesIn(tree.root);
 			await call;

@@ -46,7 +46,7 @@ const GROUPS = {
 	},
 	commands: {
 		files: ['src/core/commands/process.ts', 'src/core/commands/output.ts'],
-		tests: ['process', 'processRunner', 'stubbornProcesses', 'commandOutput', 'hugeInputs'],
+		tests: ['process', 'processRunner', 'stubbornProcesses', 'commandOutput', 'hugeInputs', 'commandCancel', 'escapedProcesses'],
 	},
 	checks: {
 		files: ['src/core/schema/validate.ts', 'src/core/policy/approval.ts', 'src/tools/registry.ts', 'src/core/plan/planDocument.ts'],

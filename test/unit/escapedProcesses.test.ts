@@ -1,5 +1,6 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import { escapedMembers, RUN_MARK } from '../../src/core/commands/process';
 import { resultText } from '../../src/core/results/result';
 import { makeHarness, makeTree, stopProcessesIn, withDeadline } from './helpers';
 
@@ -115,5 +116,24 @@ describe('sessions whose processes leave their process group (unsandboxed)', fun
 		await h.text('exec_command', { command: 'setsid sleep 1000 > /dev/null 2>&1 & echo $! > escaped.pid', tty: false, yieldMs: 2_000 });
 		assert.ok(await written('escaped.pid'), 'the session never started it');
 		assert.ok(await until(() => !running(pidIn('escaped.pid')), 5_000), 'it still runs after its session ended');
+	});
+});
+
+describe('escapedMembers never names Toolbelt\'s own process or those above it', () => {
+	it('even when they carry the mark (a fake /proc where every process does)', () => {
+		const tree = makeTree({});
+		try {
+			const mark = 'm1';
+			const parent = 900_001;
+			const entries: Array<[number, number]> = [[process.pid, parent], [parent, 1], [1, 0], [900_002, 1]];
+			for (const [pid, ppid] of entries) {
+				fs.mkdirSync(tree.file(`proc/${pid}`), { recursive: true });
+				fs.writeFileSync(tree.file(`proc/${pid}/environ`), `HOME=/root\0${RUN_MARK}=${mark}\0`);
+				fs.writeFileSync(tree.file(`proc/${pid}/stat`), `${pid} (node) S ${ppid} ${pid} ${pid} 0 -1 4194560\n`);
+			}
+			assert.deepEqual(escapedMembers(mark, 123_456, tree.file('proc')), [900_002]);
+		} finally {
+			tree.cleanup();
+		}
 	});
 });

@@ -266,8 +266,9 @@ export function escapedMembers(mark: string, pgid: number, proc = '/proc'): numb
 		return [];
 	}
 	const escaped: number[] = [];
+	const own = ownLine(proc);
 	for (const entry of entries) {
-		if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue;
+		if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57 || own.has(Number(entry))) continue;
 		let environ: string;
 		try {
 			environ = fs.readFileSync(`${proc}/${entry}/environ`, 'latin1');
@@ -279,6 +280,17 @@ export function escapedMembers(mark: string, pgid: number, proc = '/proc'): numb
 		if (stat && stat.pgrp !== pgid && stat.state !== 'Z' && stat.state !== 'X') escaped.push(Number(entry));
 	}
 	return escaped;
+}
+
+/**
+ * This process and every one above it, up to init: never a command's child, whatever a scan finds.
+ * A wrong match (a bug in the test above; mutation testing planted one) then cannot signal the
+ * editor, the agent or the shell that started Toolbelt.
+ */
+function ownLine(proc: string): Set<number> {
+	const line = new Set<number>([1]);
+	for (let pid = process.pid; pid > 1 && !line.has(pid); pid = procStat(pid, proc)?.ppid ?? 0) line.add(pid);
+	return line;
 }
 
 /** Stops the escaped processes of a command one by one: SIGTERM (or `first`), then SIGKILL after `graceMs`. */

@@ -7,7 +7,7 @@ import { defineTool } from '../../src/tools/tool';
 import { livingMembers, signalGroup } from '../../src/core/commands/process';
 import { resultText } from '../../src/core/results/result';
 import { sandboxAvailability } from '../../src/core/sandbox/runtime';
-import { makeHarness, makeTree, needsSandbox, stopProcessesIn, testStorageDir, withDeadline } from './helpers';
+import { makeHarness, makeTree, needsSandbox, stopProcessesIn, testStorageDir, unsandboxedCommands, withDeadline } from './helpers';
 
 /**
  * A cancel that arrives while run_command runs: the result must come once what ran is over. Raced
@@ -102,7 +102,7 @@ for (const sandboxed of [false, true]) {
 			const ticks = tree.file('ticks');
 			assert.ok(await until(() => sizeOf(ticks) > 0, 5_000), 'the command never started');
 			if (!sandboxed) groups.push(Number(fs.readFileSync(tree.file('pid'), 'utf8')));
-			await withDeadline((h.registry as any).env.state.sessions.dispose(), DEADLINE_MS, 'dispose did not return');
+			await withDeadline(h.stopSessions(), DEADLINE_MS, 'dispose did not return');
 			const atDispose = sizeOf(ticks);
 			await new Promise(resolve => setTimeout(resolve, 300));
 			assert.equal(sizeOf(ticks), atDispose, 'the command still ran after the host was disposed of');
@@ -125,7 +125,7 @@ for (const sandboxed of [false, true]) {
 				await new Promise(resolve => setTimeout(resolve, 300));
 				assert.equal(sizeOf(ticks), atResult, 'the session still wrote after its result said cancelled');
 			} finally {
-				await withDeadline((h.registry as any).env.state.sessions.dispose(), DEADLINE_MS, 'dispose did not return');
+				await withDeadline(h.stopSessions(), DEADLINE_MS, 'dispose did not return');
 			}
 		});
 	});
@@ -133,35 +133,25 @@ for (const sandboxed of [false, true]) {
 
 describe('a cancel while write_stdin waits for output', function () {
 	this.timeout(DEADLINE_MS + 5_000);
-	let tree: ReturnType<typeof makeTree>;
-	let h: ReturnType<typeof makeHarness>;
-	beforeEach(() => {
-		tree = makeTree();
-		h = makeHarness(tree.root, { settings: { sandbox: { mode: 'off' } } });
-	});
-	afterEach(async () => {
-		await withDeadline((h.registry as any).env.state.sessions.dispose(), DEADLINE_MS, 'dispose did not return');
-		stopProcessesIn(tree.root);
-		tree.cleanup();
-	});
+	const suite = unsandboxedCommands(DEADLINE_MS);
 
 	it('the keys were sent, so the result says so, and the output printed meanwhile is not lost', async () => {
-		await h.text('exec_command', { command: 'bash --norc', tty: false, yieldMs: 0 });
+		await suite.h.text('exec_command', { command: 'bash --norc', tty: false, yieldMs: 0 });
 		const controller = new AbortController();
 		setTimeout(() => controller.abort(), 500);
-		const result = await withDeadline(h.invoke('write_stdin', { sessionId: 1, chars: 'echo mark$((6*7))\n', yieldMs: 60_000 }, { signal: controller.signal }), DEADLINE_MS, 'write_stdin did not return');
-		const later = await h.text('write_stdin', { sessionId: 1, yieldMs: 100 });
+		const result = await withDeadline(suite.h.invoke('write_stdin', { sessionId: 1, chars: 'echo mark$((6*7))\n', yieldMs: 60_000 }, { signal: controller.signal }), DEADLINE_MS, 'write_stdin did not return');
+		const later = await suite.h.text('write_stdin', { sessionId: 1, yieldMs: 100 });
 		assert.match(`${resultText(result)}\n${later}`, /mark42/, 'the output printed before the cancel was read and dropped');
 		assert.equal(result.error, undefined, `the keys were sent, yet the result says: ${result.error?.message}`);
 		assert.match(resultText(result), /sent echo mark\$\(\(6\*7\)\)\\n\. The wait for output was cancelled/);
 	});
 
 	it('cancelled before the keys are sent: nothing is sent, and the result says so', async () => {
-		await h.text('exec_command', { command: 'bash --norc', tty: false, yieldMs: 0 });
-		const result = await h.invoke('write_stdin', { sessionId: 1, chars: 'touch made\n' }, { signal: AbortSignal.abort() });
+		await suite.h.text('exec_command', { command: 'bash --norc', tty: false, yieldMs: 0 });
+		const result = await suite.h.invoke('write_stdin', { sessionId: 1, chars: 'touch made\n' }, { signal: AbortSignal.abort() });
 		assert.equal(result.error?.code, 'cancelled');
-		await h.text('write_stdin', { sessionId: 1, chars: 'echo done\n', yieldMs: 500 });
-		assert.equal(fs.existsSync(tree.file('made')), false);
+		await suite.h.text('write_stdin', { sessionId: 1, chars: 'echo done\n', yieldMs: 500 });
+		assert.equal(fs.existsSync(suite.tree.file('made')), false);
 	});
 });
 
@@ -202,32 +192,22 @@ describe('a commit that settles on cancel but never stops', () => {
 
 describe('write_stdin after a Ctrl-D closed a session\'s stdin (pipes)', function () {
 	this.timeout(DEADLINE_MS + 5_000);
-	let tree: ReturnType<typeof makeTree>;
-	let h: ReturnType<typeof makeHarness>;
-	beforeEach(() => {
-		tree = makeTree();
-		h = makeHarness(tree.root, { settings: { sandbox: { mode: 'off' } } });
-	});
-	afterEach(async () => {
-		await withDeadline((h.registry as any).env.state.sessions.dispose(), DEADLINE_MS, 'dispose did not return');
-		stopProcessesIn(tree.root);
-		tree.cleanup();
-	});
+	const suite = unsandboxedCommands(DEADLINE_MS);
 
 	it('does not say "sent" for text that went nowhere, and says why', async () => {
 		// The shell reads its commands from the pipe too: after the Ctrl-D nothing reads it any more.
-		await h.text('exec_command', { command: 'cat > got.txt; sleep 1000', tty: false, yieldMs: 0 });
-		const first = await h.text('write_stdin', { sessionId: 1, chars: 'one\n\u0004two\n', yieldMs: 200 });
+		await suite.h.text('exec_command', { command: 'cat > got.txt; sleep 1000', tty: false, yieldMs: 0 });
+		const first = await suite.h.text('write_stdin', { sessionId: 1, chars: 'one\n\u0004two\n', yieldMs: 200 });
 		assert.match(first, /sent one\\n\\u0004two\\n\. Text typed after its input was closed \(by a Ctrl-D, "\\u0004", on pipes\) was not delivered; control keys still work\./);
-		const second = await h.text('write_stdin', { sessionId: 1, chars: 'three\n', yieldMs: 100 });
+		const second = await suite.h.text('write_stdin', { sessionId: 1, chars: 'three\n', yieldMs: 100 });
 		assert.match(second, /was not delivered/);
-		assert.equal(fs.readFileSync(tree.file('got.txt'), 'utf8'), 'one\n');
+		assert.equal(fs.readFileSync(suite.tree.file('got.txt'), 'utf8'), 'one\n');
 	});
 
 	it('text that reached the program is reported sent, with no such warning', async () => {
-		await h.text('exec_command', { command: 'cat > got.txt; sleep 1000', tty: false, yieldMs: 0 });
-		const text = await h.text('write_stdin', { sessionId: 1, chars: 'one\n\u0004', yieldMs: 200 });
+		await suite.h.text('exec_command', { command: 'cat > got.txt; sleep 1000', tty: false, yieldMs: 0 });
+		const text = await suite.h.text('write_stdin', { sessionId: 1, chars: 'one\n\u0004', yieldMs: 200 });
 		assert.doesNotMatch(text, /not delivered/);
-		assert.equal(fs.readFileSync(tree.file('got.txt'), 'utf8'), 'one\n');
+		assert.equal(fs.readFileSync(suite.tree.file('got.txt'), 'utf8'), 'one\n');
 	});
 });

@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import { escapedMembers, RUN_MARK } from '../../src/core/commands/process';
 import { resultText } from '../../src/core/results/result';
-import { makeHarness, makeTree, stopProcessesIn, withDeadline } from './helpers';
+import { makeHarness, makeTree, stopProcessesIn, unsandboxedCommands, withDeadline } from './helpers';
 
 /**
  * Outside the sandbox a command's processes are reached through its process group; `setsid` and a
@@ -84,36 +84,26 @@ describe('processes that leave the command\'s process group (unsandboxed)', func
 
 describe('sessions whose processes leave their process group (unsandboxed)', function () {
 	this.timeout(DEADLINE_MS + 5_000);
-	let tree: ReturnType<typeof makeTree>;
-	let h: ReturnType<typeof makeHarness>;
-	const pidIn = (name: string) => Number(fs.readFileSync(tree.file(name), 'utf8'));
-	const written = (name: string) => until(() => fs.existsSync(tree.file(name)) && /\d+\n/.test(fs.readFileSync(tree.file(name), 'utf8')), 5_000);
+	const suite = unsandboxedCommands(DEADLINE_MS);
+	const pidIn = (name: string) => Number(fs.readFileSync(suite.tree.file(name), 'utf8'));
+	const written = (name: string) => until(() => fs.existsSync(suite.tree.file(name)) && /\d+\n/.test(fs.readFileSync(suite.tree.file(name), 'utf8')), 5_000);
 
 	before(function () {
 		if (process.platform !== 'linux') this.skip();
 	});
-	beforeEach(() => {
-		tree = makeTree();
-		h = makeHarness(tree.root, { settings: { sandbox: { mode: 'off' } } });
-	});
-	afterEach(async () => {
-		await withDeadline((h.registry as any).env.state.sessions.dispose(), DEADLINE_MS, 'dispose did not return');
-		stopProcessesIn(tree.root);
-		tree.cleanup();
-	});
 
 	for (const tty of [true, false]) {
 		it(`kill_session on ${tty ? 'a pty' : 'pipes'} stops them: "stopped with every process it started" is true`, async () => {
-			await h.text('exec_command', { command: 'setsid sleep 1000 > /dev/null 2>&1 & echo $! > escaped.pid; sleep 1000', tty, yieldMs: 0 });
+			await suite.h.text('exec_command', { command: 'setsid sleep 1000 > /dev/null 2>&1 & echo $! > escaped.pid; sleep 1000', tty, yieldMs: 0 });
 			assert.ok(await written('escaped.pid'), 'the session never started it');
-			const text = resultText(await withDeadline(h.invoke('kill_session', { sessionId: 1 }), DEADLINE_MS, 'kill_session did not return'));
+			const text = resultText(await withDeadline(suite.h.invoke('kill_session', { sessionId: 1 }), DEADLINE_MS, 'kill_session did not return'));
 			assert.match(text, /was stopped with every process it started/);
 			assert.equal(running(pidIn('escaped.pid')), false);
 		});
 	}
 
 	it('when the program exits, what it left outside its group is stopped too, as the description says', async () => {
-		await h.text('exec_command', { command: 'setsid sleep 1000 > /dev/null 2>&1 & echo $! > escaped.pid', tty: false, yieldMs: 2_000 });
+		await suite.h.text('exec_command', { command: 'setsid sleep 1000 > /dev/null 2>&1 & echo $! > escaped.pid', tty: false, yieldMs: 2_000 });
 		assert.ok(await written('escaped.pid'), 'the session never started it');
 		assert.ok(await until(() => !running(pidIn('escaped.pid')), 5_000), 'it still runs after its session ended');
 	});

@@ -83,6 +83,8 @@ export interface Harness {
 	text(name: string, input: unknown, options?: InvokeOptions): Promise<string>;
 	/** Invokes and returns the error message; throws when the tool succeeded. */
 	error(name: string, input: unknown, options?: InvokeOptions): Promise<{ code: string; message: string }>;
+	/** Stops the host's sessions and commands still running, as disposing of the tool host does. */
+	stopSessions(): Promise<void>;
 }
 
 /**
@@ -119,7 +121,27 @@ export function makeHarness(
 			if (!result.error) throw new Error(`${name} succeeded but an error was expected:\n${resultText(result)}`);
 			return result.error;
 		},
+		stopSessions: () => env.state.sessions.dispose(),
 	};
+}
+
+/**
+ * For a suite of command tests outside the sandbox: a fresh tree and harness for each test, and
+ * after it the sessions stopped (within `deadlineMs`) and any process left in the tree killed.
+ */
+export function unsandboxedCommands(deadlineMs: number): { readonly tree: ReturnType<typeof makeTree>; readonly h: Harness } {
+	let tree: ReturnType<typeof makeTree> | undefined;
+	let h: Harness | undefined;
+	beforeEach(() => {
+		tree = makeTree();
+		h = makeHarness(tree.root, { settings: { sandbox: { mode: 'off' } } });
+	});
+	afterEach(async () => {
+		await withDeadline(h!.stopSessions(), deadlineMs, 'dispose did not return');
+		stopProcessesIn(tree!.root);
+		tree!.cleanup();
+	});
+	return { get tree() { return tree!; }, get h() { return h!; } };
 }
 
 /** A storage folder (backups, command logs) for a tool host of a test, removed when the run ends. */

@@ -6,7 +6,7 @@ import { main } from '../../src/cli/main';
 import { createNodeEnvironment } from '../../src/core/nodeHost';
 import { cliStorageDir } from '../../src/core/files/storage';
 import { ALL_TOOLS, ToolRegistry } from '../../src/tools';
-import { makeTree, stopProcessesIn, withDeadline } from './helpers';
+import { commandLineRuns, makeTree, stopProcessesIn, withDeadline } from './helpers';
 
 /** Runs the CLI in-process and captures what it prints. */
 async function cli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
@@ -192,10 +192,10 @@ describe('CLI', () => {
 			child.stdout.on('data', chunk => { stdout += chunk; });
 			const closed = new Promise<number | null>(resolve => child.once('close', resolve));
 			try {
-				await until(() => runs(command), 10_000);
+				await until(() => commandLineRuns(command), 10_000);
 				child.kill(signal);
 				const code = await withDeadline(closed, 10_000, 'the CLI did not end');
-				assert.equal(runs(command), false, 'the command outlived the CLI');
+				assert.equal(commandLineRuns(command), false, 'the command outlived the CLI');
 				assert.equal(code, 1);
 				assert.equal(JSON.parse(stdout).error.code, 'cancelled');
 			} finally {
@@ -226,18 +226,6 @@ describe('CLI', () => {
 		assert.equal(fs.readFileSync(tree.file('a.txt'), 'utf8'), 'alpha\nbeta\n');
 	});
 });
-
-/** Whether a process with exactly this command line runs (Linux /proc). */
-function runs(commandLine: string): boolean {
-	for (const pid of fs.readdirSync('/proc').filter(name => /^\d+$/.test(name))) {
-		try {
-			if (fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim() === commandLine) return true;
-		} catch {
-			// Gone between the listing and the read.
-		}
-	}
-	return false;
-}
 
 async function until(condition: () => boolean, ms: number): Promise<void> {
 	const end = Date.now() + ms;

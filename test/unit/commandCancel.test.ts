@@ -7,7 +7,7 @@ import { defineTool } from '../../src/tools/tool';
 import { livingMembers, signalGroup } from '../../src/core/commands/process';
 import { resultText } from '../../src/core/results/result';
 import { sandboxAvailability } from '../../src/core/sandbox/runtime';
-import { makeHarness, makeTree, needsSandbox, stopProcessesIn, testStorageDir, unsandboxedCommands, withDeadline } from './helpers';
+import { makeHarness, makeTree, needsSandbox, stopProcessesIn, testStorageDir, unsandboxedCommands, until, withDeadline } from './helpers';
 
 /**
  * A cancel that arrives while run_command runs: the result must come once what ran is over. Raced
@@ -16,12 +16,6 @@ import { makeHarness, makeTree, needsSandbox, stopProcessesIn, testStorageDir, u
  */
 
 const DEADLINE_MS = 10_000;
-
-async function until(check: () => boolean, ms: number): Promise<boolean> {
-	const deadline = Date.now() + ms;
-	while (!check() && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 20));
-	return check();
-}
 
 function sizeOf(file: string): number {
 	return fs.existsSync(file) ? fs.statSync(file).size : 0;

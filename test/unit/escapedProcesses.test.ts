@@ -2,7 +2,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import { escapedMembers, RUN_MARK } from '../../src/core/commands/process';
 import { resultText } from '../../src/core/results/result';
-import { makeHarness, makeTree, stopProcessesIn, unsandboxedCommands, withDeadline } from './helpers';
+import { makeHarness, makeTree, stopProcessesIn, unsandboxedCommands, until, withDeadline } from './helpers';
 
 /**
  * Outside the sandbox a command's processes are reached through its process group; `setsid` and a
@@ -20,12 +20,6 @@ function running(pid: number): boolean {
 	} catch {
 		return false;
 	}
-}
-
-async function until(check: () => boolean, ms: number): Promise<boolean> {
-	const deadline = Date.now() + ms;
-	while (!check() && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 20));
-	return check();
 }
 
 /** Starts one process with setsid and one daemon by a double fork; both write their pid to a file, then the shell waits. */

@@ -193,3 +193,22 @@ export function needsSandbox(context: Mocha.Context, available: { ok: boolean; r
 	if (process.env.TOOLBELT_EXPECT_SANDBOX) throw new Error(`A working sandbox was expected (TOOLBELT_EXPECT_SANDBOX): ${available && !available.ok ? available.reason : `none on ${process.platform}`}`);
 	context.skip();
 }
+
+/** Polls `check` every 20 ms until it holds or `ms` pass; its last answer. */
+export async function until(check: () => boolean, ms: number): Promise<boolean> {
+	const deadline = Date.now() + ms;
+	while (!check() && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 20));
+	return check();
+}
+
+/** Whether a process with exactly this command line runs (Linux /proc). */
+export function commandLineRuns(commandLine: string): boolean {
+	for (const pid of fs.readdirSync('/proc').filter(name => /^\d+$/.test(name))) {
+		try {
+			if (fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim() === commandLine) return true;
+		} catch {
+			// Gone between the listing and the read.
+		}
+	}
+	return false;
+}

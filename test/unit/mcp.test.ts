@@ -5,7 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CallToolResult, ElicitRequestSchema, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { main } from '../../src/cli/main';
-import { makeTree, stopProcessesIn, withDeadline } from './helpers';
+import { commandLineRuns, makeTree, stopProcessesIn, withDeadline } from './helpers';
 
 /** The compiled CLI beside this compiled test: `npm run test:unit` builds both, no bundle needed. */
 const CLI = path.join(__dirname, '../../src/cli/main.js');
@@ -39,18 +39,6 @@ async function connect(root: string, args: string[] = [], answer?: 'accept' | 'd
 
 function text(result: unknown): string {
 	return (result as CallToolResult).content.map(part => (part.type === 'text' ? part.text : '')).join('');
-}
-
-/** Whether a process with exactly this command line runs (Linux /proc). */
-function running(commandLine: string): boolean {
-	for (const pid of fs.readdirSync('/proc').filter(name => /^\d+$/.test(name))) {
-		try {
-			if (fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').trim() === commandLine) return true;
-		} catch {
-			// Gone between the listing and the read.
-		}
-	}
-	return false;
 }
 
 describe('MCP server (stdio, official SDK client)', function () {
@@ -168,11 +156,11 @@ describe('MCP server (stdio, official SDK client)', function () {
 		const command = 'sleep 30.4242';
 		const controller = new AbortController();
 		const call = connection.client.callTool({ name: 'run_command', arguments: { command } }, undefined, { signal: controller.signal });
-		await waitFor(() => running(command), 10000);
+		await waitFor(() => commandLineRuns(command), 10000);
 		const cancelledAt = Date.now();
 		controller.abort();
 		await assert.rejects(call);
-		await waitFor(() => !running(command), 5000);
+		await waitFor(() => !commandLineRuns(command), 5000);
 		assert.ok(Date.now() - cancelledAt < 5000);
 	});
 
@@ -182,12 +170,12 @@ describe('MCP server (stdio, official SDK client)', function () {
 		const command = 'sleep 30.5151';
 		const call = connection.client.callTool({ name: 'run_command', arguments: { command } }).catch(() => undefined);
 		try {
-			await waitFor(() => running(command), 10000);
+			await waitFor(() => commandLineRuns(command), 10000);
 			// The SDK's close ends stdin first and waits for the server to exit before it signals it.
 			await connection.client.close();
 			connection = undefined;
 			await call;
-			await waitFor(() => !running(command), 5000);
+			await waitFor(() => !commandLineRuns(command), 5000);
 		} finally {
 			stopProcessesIn(tree.root);
 		}
@@ -199,10 +187,10 @@ describe('MCP server (stdio, official SDK client)', function () {
 		const call = connection.client.callTool({ name: 'run_command', arguments: { command } }).catch(() => undefined);
 		const server = connection.pid;
 		try {
-			await waitFor(() => running(command), 10000);
+			await waitFor(() => commandLineRuns(command), 10000);
 			process.kill(server, 'SIGTERM');
 			await waitFor(() => !fs.existsSync(`/proc/${server}`) || fs.readFileSync(`/proc/${server}/stat`, 'utf8').split(') ')[1].startsWith('Z'), 5000);
-			await waitFor(() => !running(command), 2000);
+			await waitFor(() => !commandLineRuns(command), 2000);
 		} finally {
 			stopProcessesIn(tree.root);
 			await call;
@@ -216,10 +204,10 @@ describe('MCP server (stdio, official SDK client)', function () {
 		// An interactive session outlives its call: only the server's stop ends it.
 		const call = connection.client.callTool({ name: 'exec_command', arguments: { command, yieldMs: 100 } }).catch(() => undefined);
 		try {
-			await waitFor(() => running(command), 10000);
+			await waitFor(() => commandLineRuns(command), 10000);
 			const huge = connection.client.callTool({ name: 'write_file', arguments: { path: 'big.txt', content: 'x'.repeat(11 * 1024 * 1024) } });
 			await assert.rejects(withDeadline(huge, 8000, 'the server lingered after its connection failed'), /Connection closed/);
-			await waitFor(() => !running(command), 5000);
+			await waitFor(() => !commandLineRuns(command), 5000);
 			await waitFor(() => !fs.existsSync(`/proc/${server}`) || fs.readFileSync(`/proc/${server}/stat`, 'utf8').split(') ')[1].startsWith('Z'), 5000);
 			assert.match(connection.stderr(), /toolbelt: the MCP connection failed: .*maximum size of 10485760 bytes/);
 			assert.equal(fs.existsSync(tree.file('big.txt')), false);

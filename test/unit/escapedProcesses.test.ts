@@ -1,6 +1,6 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import { escapedMembers, RUN_MARK } from '../../src/core/commands/process';
+import { escapedMembers, markedGroup, RUN_MARK } from '../../src/core/commands/process';
 import { resultText } from '../../src/core/results/result';
 import { makeHarness, makeTree, stopProcessesIn, unsandboxedCommands, until, withDeadline } from './helpers';
 
@@ -103,21 +103,39 @@ describe('sessions whose processes leave their process group (unsandboxed)', fun
 	});
 });
 
-describe('escapedMembers never names Toolbelt\'s own process or those above it', () => {
-	it('even when they carry the mark (a fake /proc where every process does)', () => {
-		const tree = makeTree({});
-		try {
-			const mark = 'm1';
-			const parent = 900_001;
-			const entries: Array<[number, number]> = [[process.pid, parent], [parent, 1], [1, 0], [900_002, 1]];
-			for (const [pid, ppid] of entries) {
-				fs.mkdirSync(tree.file(`proc/${pid}`), { recursive: true });
-				fs.writeFileSync(tree.file(`proc/${pid}/environ`), `HOME=/root\0${RUN_MARK}=${mark}\0`);
-				fs.writeFileSync(tree.file(`proc/${pid}/stat`), `${pid} (node) S ${ppid} ${pid} ${pid} 0 -1 4194560\n`);
-			}
-			assert.deepEqual(escapedMembers(mark, 123_456, tree.file('proc')), [900_002]);
-		} finally {
-			tree.cleanup();
-		}
+/** A fake /proc where every process carries `mark`: [pid, ppid, start time in ticks] each. */
+function fakeProc(tree: ReturnType<typeof makeTree>, mark: string, processes: Array<[number, number, number]>): string {
+	for (const [pid, ppid, startTicks] of processes) {
+		fs.mkdirSync(tree.file(`proc/${pid}`), { recursive: true });
+		fs.writeFileSync(tree.file(`proc/${pid}/environ`), `HOME=/root\0${RUN_MARK}=${mark}\0`);
+		// proc(5): state, ppid, pgrp, session, tty_nr, tpgid, flags, 8 counters, priority, nice, threads, itrealvalue, starttime, …
+		const counters = Array(8).fill(0).join(' ');
+		fs.writeFileSync(tree.file(`proc/${pid}/stat`), `${pid} (no de) S ${ppid} ${pid} ${pid} 0 -1 4194560 ${counters} 20 0 1 0 ${startTicks} 1000 100\n`);
+	}
+	return tree.file('proc');
+}
+
+describe('escapedMembers names only what the command started, whatever carries its mark', () => {
+	const mark = 'm1';
+	let tree: ReturnType<typeof makeTree>;
+	beforeEach(() => { tree = makeTree({}); });
+	afterEach(() => tree.cleanup());
+
+	it('never Toolbelt\'s own process or those above it (a fake /proc where every process carries the mark)', () => {
+		const parent = 900_001;
+		const proc = fakeProc(tree, mark, [[process.pid, parent, 10], [parent, 1, 5], [1, 0, 1], [123_456, 1, 500], [900_002, 1, 600]]);
+		assert.deepEqual(escapedMembers(markedGroup(mark, 123_456, proc), proc), [900_002]);
+	});
+
+	it('never a process older than the command (its leader\'s start time), even one that shares no line with Toolbelt', () => {
+		const proc = fakeProc(tree, mark, [[1, 0, 1], [123_456, 1, 500], [900_002, 1, 499], [900_003, 1, 500], [900_004, 1, 501]]);
+		assert.deepEqual(escapedMembers(markedGroup(mark, 123_456, proc), proc).sort(), [900_003, 900_004]);
+	});
+
+	it('with the leader gone before its start time was read, this process\'s own start time is the bound', () => {
+		const proc = fakeProc(tree, mark, [[process.pid, 1, 300], [1, 0, 1], [900_002, 1, 299], [900_003, 1, 301]]);
+		const group = markedGroup(mark, 123_456, proc);
+		assert.equal(group.startTicks, 300);
+		assert.deepEqual(escapedMembers(group, proc), [900_003]);
 	});
 });

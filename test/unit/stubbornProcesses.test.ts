@@ -273,7 +273,7 @@ describe('signalling process groups', function () {
 		const proc = path.join(dir, 'proc');
 		const task = (pid: string, state: string, pgrp: number, name = 'sleep') => {
 			fs.mkdirSync(path.join(proc, pid), { recursive: true });
-			fs.writeFileSync(path.join(proc, pid, 'stat'), `${pid} (${name}) ${state} 1 ${pgrp} ${pgrp} 0 -1 4194560\n`);
+			fs.writeFileSync(path.join(proc, pid, 'stat'), `${pid} (${name}) ${state} 1 ${pgrp} ${pgrp} 0 -1 4194560 1 0 0 0 3 1 0 0 20 0 1 0 4242 9000 100\n`);
 		};
 		task('7', 'S', 7);
 		task('9001', 'R', 7, 'a) R 1 7 (b');
@@ -286,7 +286,7 @@ describe('signalling process groups', function () {
 		fs.mkdirSync(path.join(proc, 'sys'));
 		assert.deepEqual(livingMembers(7, proc).sort((a, b) => a - b), [7, 9001]);
 		assert.deepEqual(livingMembers(8, proc), [14]);
-		assert.deepEqual(procStat(9001, proc), { state: 'R', ppid: 1, pgrp: 7 });
+		assert.deepEqual(procStat(9001, proc), { state: 'R', ppid: 1, pgrp: 7, startTicks: 4242 });
 		assert.equal(procStat(15, proc), undefined);
 		// Without /proc, the leader stands for the group that the cheap check found.
 		assert.deepEqual(livingMembers(7, path.join(dir, 'no-proc')), [7]);
@@ -304,6 +304,8 @@ describe('signalling process groups', function () {
 			const stat = procStat(child.pid!);
 			assert.deepEqual({ ppid: stat?.ppid, pgrp: stat?.pgrp }, { ppid: process.pid, pgrp: child.pid });
 			assert.match(stat!.state, /^[RSD]$/);
+			// Its start time, in clock ticks after boot: no earlier than this process's.
+			assert.ok(Number.isInteger(stat!.startTicks) && stat!.startTicks >= procStat(process.pid)!.startTicks, `start ${stat!.startTicks}`);
 			assert.deepEqual(livingMembers(child.pid!), [child.pid]);
 			assert.equal(groupAlive(child.pid!), true);
 		} finally {

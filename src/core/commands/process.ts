@@ -233,7 +233,7 @@ export function livingMembers(pgid: number, proc = '/proc'): number[] {
 }
 
 /** State, parent and process group of a pid from /proc/<pid>/stat; undefined when it is gone. */
-export function procStat(pid: number, proc = '/proc'): { state: string; ppid: number; pgrp: number } | undefined {
+export function procStat(pid: number, proc = '/proc'): { state: string; ppid: number; pgrp: number; startTicks: number } | undefined {
 	let text: string;
 	try {
 		text = fs.readFileSync(`${proc}/${pid}/stat`, 'utf8');
@@ -242,7 +242,8 @@ export function procStat(pid: number, proc = '/proc'): { state: string; ppid: nu
 	}
 	// The command name is in parentheses and may itself hold spaces or parentheses.
 	const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-	return { state: fields[0], ppid: Number(fields[1]), pgrp: Number(fields[2]) };
+	// Field 22 of proc(5), `starttime`: clock ticks after boot.
+	return { state: fields[0], ppid: Number(fields[1]), pgrp: Number(fields[2]), startTicks: Number(fields[19]) };
 }
 
 /**
@@ -251,14 +252,36 @@ export function procStat(pid: number, proc = '/proc'): { state: string; ppid: nu
  */
 export const RUN_MARK = 'TOOLBELT_RUN';
 
+/** A started command as the search for its escaped processes needs it. */
+export interface MarkedGroup {
+	/** The value of RUN_MARK in its environment. */
+	readonly mark: string;
+	/** Its process group: the leader's pid. */
+	readonly pgid: number;
+	/** When the leader started (proc(5) `starttime`): whatever it started, started no earlier. */
+	readonly startTicks: number;
+}
+
+/**
+ * Call right after the spawn: the leader cannot have been reaped yet, so its start time is there
+ * to read. Should it not be, this process's own start time is the (looser) bound.
+ */
+export function markedGroup(mark: string, pgid: number, proc = '/proc'): MarkedGroup {
+	const startTicks = procStat(pgid, proc)?.startTicks ?? procStat(process.pid, proc)?.startTicks ?? 0;
+	return { mark, pgid, startTicks };
+}
+
 /**
  * Living processes whose environment holds `RUN_MARK=mark` but that are outside the group `pgid`
  * (Linux, from /proc; none elsewhere): what a command started that signals to its group miss.
  * Best effort: a process that cleared its environment, or one we may not read (setuid), is not seen.
+ * Two guards beside the mark, so that no single wrong test here (mutation testing planted them)
+ * can signal a process the command did not start: never this process or those above it, and
+ * never a process older than the command.
  */
-export function escapedMembers(mark: string, pgid: number, proc = '/proc'): number[] {
+export function escapedMembers(group: MarkedGroup, proc = '/proc'): number[] {
 	if (process.platform !== 'linux') return [];
-	const needle = `${RUN_MARK}=${mark}\0`;
+	const needle = `${RUN_MARK}=${group.mark}\0`;
 	let entries: string[];
 	try {
 		entries = fs.readdirSync(proc);
@@ -277,7 +300,7 @@ export function escapedMembers(mark: string, pgid: number, proc = '/proc'): numb
 		}
 		if (!environ.startsWith(needle) && !environ.includes(`\0${needle}`)) continue;
 		const stat = procStat(Number(entry), proc);
-		if (stat && stat.pgrp !== pgid && stat.state !== 'Z' && stat.state !== 'X') escaped.push(Number(entry));
+		if (stat && stat.pgrp !== group.pgid && stat.startTicks >= group.startTicks && stat.state !== 'Z' && stat.state !== 'X') escaped.push(Number(entry));
 	}
 	return escaped;
 }
@@ -294,8 +317,8 @@ function ownLine(proc: string): Set<number> {
 }
 
 /** Stops the escaped processes of a command one by one: SIGTERM (or `first`), then SIGKILL after `graceMs`. */
-export async function terminateEscaped(mark: string, pgid: number, graceMs: number, first: NodeJS.Signals[] = ['SIGTERM']): Promise<void> {
-	const escaped = () => escapedMembers(mark, pgid);
+export async function terminateEscaped(group: MarkedGroup, graceMs: number, first: NodeJS.Signals[] = ['SIGTERM']): Promise<void> {
+	const escaped = () => escapedMembers(group);
 	const found = escaped();
 	if (found.length === 0) return;
 	for (const pid of found) {
@@ -307,8 +330,8 @@ export async function terminateEscaped(mark: string, pgid: number, graceMs: numb
 }
 
 /** Last resort when the host process exits: SIGKILL to the escaped processes, no grace. */
-export function killEscapedNow(mark: string, pgid: number): void {
-	for (const pid of escapedMembers(mark, pgid)) trySignal(pid, 'SIGKILL');
+export function killEscapedNow(group: MarkedGroup): void {
+	for (const pid of escapedMembers(group)) trySignal(pid, 'SIGKILL');
 }
 
 /**
@@ -475,9 +498,10 @@ export async function runProcess(options: RunOptions): Promise<RunResult> {
 	const stderr = new OutputSink(options.maxOutputBytes, logFile('stderr'));
 	try {
 		const child = await spawnInto(shell, options.cwd, stdout, stderr);
+		const group = child.pid === undefined ? undefined : markedGroup(mark, child.pid);
 		if (child.pid !== undefined) options.onStart?.(child.pid);
 		feedStdin(child, options.stdin);
-		const outcome = await supervise(child, options, [stdout, stderr], shell, mark);
+		const outcome = await supervise(child, group, options, [stdout, stderr], shell);
 		const [out, err] = await Promise.all([stdout.finish(), stderr.finish()]);
 		return { ...outcome, durationMs: Date.now() - started, stdout: out, stderr: err, pid: child.pid };
 	} finally {
@@ -527,9 +551,10 @@ type Outcome = Pick<RunResult, 'end' | 'exitCode' | 'signal' | 'leftRunning' | '
 
 /**
  * Waits for the shell to exit (or the timeout, or the cancel), then for the drain. A timeout or
- * cancel stops the group and the processes carrying the command's `mark` that left it.
+ * cancel stops the group and the processes carrying the command's mark that left it. `group` is
+ * undefined when the shell did not start (the child's 'error' event follows).
  */
-function supervise(child: ChildProcess, options: RunOptions, sinks: OutputSink[], shell: ShellInvocation, mark: string): Promise<Outcome> {
+function supervise(child: ChildProcess, group: MarkedGroup | undefined, options: RunOptions, sinks: OutputSink[], shell: ShellInvocation): Promise<Outcome> {
 	const timeoutMs = Math.min(options.timeoutMs ?? DEFAULT_TIMEOUT_MS, MAX_TIMEOUT_MS);
 	const graceMs = options.graceMs ?? KILL_GRACE_MS;
 	const drainMs = options.drainMs ?? DRAIN_MS;
@@ -537,11 +562,11 @@ function supervise(child: ChildProcess, options: RunOptions, sinks: OutputSink[]
 		let end: RunEnd = 'exit';
 		let stopping: Promise<void> | undefined;
 		const stop = (why: RunEnd) => {
-			if (stopping || child.pid === undefined) return;
+			if (stopping || group === undefined) return;
 			end = why;
 			stopping = Promise.all([
-				terminateGroup(child.pid, graceMs, ['SIGTERM'], options.sandbox?.endsWithProgram === true),
-				terminateEscaped(mark, child.pid, graceMs),
+				terminateGroup(group.pgid, graceMs, ['SIGTERM'], options.sandbox?.endsWithProgram === true),
+				terminateEscaped(group, graceMs),
 			]).then(() => undefined);
 		};
 		const timer = setTimeout(() => stop('timeout'), timeoutMs);
@@ -570,7 +595,7 @@ function supervise(child: ChildProcess, options: RunOptions, sinks: OutputSink[]
 				// left was started in the background on purpose and keeps running.
 				const leftRunning = !stopping && groupAlive(pid);
 				// In bwrap they ended with its PID namespace: no need to look through /proc (about 2 ms per 100 processes).
-				const escaped = stopping || options.sandbox?.endsWithProgram ? [] : escapedMembers(mark, pid);
+				const escaped = stopping || options.sandbox?.endsWithProgram ? [] : escapedMembers(group!);
 				const exit = options.sandbox?.readExit({ exitCode, signal }) ?? { exitCode, signal };
 				resolve({ end, ...exit, leftRunning, pipesHeld: !drained, escaped });
 			})();

@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import type { IPty } from '@lydell/node-pty';
 import { cleanTerminalText } from './ansi';
 import {
-	commandLaunch, DRAIN_MS, groupAlive, killEscapedNow, RUN_MARK, signalGroup, spawnLaunch, terminateEscaped, terminateGroup,
+	commandLaunch, DRAIN_MS, groupAlive, killEscapedNow, MarkedGroup, markedGroup, RUN_MARK, signalGroup, spawnLaunch, terminateEscaped, terminateGroup,
 } from './process';
 import type { Sandbox } from '../sandbox/runtime';
 import { HeadTailBuffer, TruncationInfo } from '../results/truncate';
@@ -100,8 +100,8 @@ export class Session {
 	private readonly dataEmitter = new Emitter<string>();
 	private readonly exitEmitter = new Emitter<SessionExit>();
 	private readonly backend: Backend;
-	/** In the program's environment (RUN_MARK): finds what it started that left its process group. */
-	private readonly mark = randomBytes(8).toString('hex');
+	/** Finds what the program started that left its process group (RUN_MARK is in its environment). */
+	private readonly group: MarkedGroup;
 	private resolveExited!: () => void;
 	/** Resolves when the program has exited and its output has been collected. */
 	readonly exited = new Promise<void>(resolve => { this.resolveExited = resolve; });
@@ -115,8 +115,10 @@ export class Session {
 		this.unread = new HeadTailBuffer(options.maxOutputBytes, 0.25);
 		const events: BackendEvents = { data: text => this.received(text), exit: exit => this.ended(exit) };
 		try {
-			const marked = { ...options, env: { ...options.env, [RUN_MARK]: this.mark } };
+			const mark = randomBytes(8).toString('hex');
+			const marked = { ...options, env: { ...options.env, [RUN_MARK]: mark } };
 			this.backend = options.tty ? ptyBackend(marked, events) : pipeBackend(marked, events);
+			this.group = markedGroup(mark, this.backend.pid);
 		} catch (error) {
 			void options.sandbox?.dispose();
 			throw error;
@@ -226,7 +228,7 @@ export class Session {
 	/** Last resort when the host process exits: no time for a grace period. */
 	killNow(): void {
 		if (this.alive) signalGroup(this.pid, 'SIGKILL');
-		if (!this.options.sandbox?.endsWithProgram) killEscapedNow(this.mark, this.pid);
+		if (!this.options.sandbox?.endsWithProgram) killEscapedNow(this.group);
 	}
 
 	/**
@@ -235,7 +237,7 @@ export class Session {
 	 */
 	private stopEscaped(): Promise<void> {
 		if (this.options.sandbox?.endsWithProgram) return Promise.resolve();
-		return terminateEscaped(this.mark, this.pid, this.graceMs, ['SIGHUP', 'SIGTERM']);
+		return terminateEscaped(this.group, this.graceMs, ['SIGHUP', 'SIGTERM']);
 	}
 }
 

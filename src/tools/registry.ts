@@ -184,7 +184,10 @@ export class ToolRegistry {
 		};
 	}
 
-	/** Runs a tool's planning (all of a read tool); a plan that arrives after a cancel is dropped with what it holds. */
+	/**
+	 * Runs a tool's planning (all of a read tool); a plan that arrives after a cancel is dropped
+	 * with what it holds. A run that stops by itself on a cancel is waited for (see runSettlesOnCancel).
+	 */
 	private plan(tool: ToolDefinition, input: unknown, ctx: ToolContext): Promise<ToolResult | PendingCall> {
 		const fileSystem = ctx.boundary.fileSystem;
 		if (needsDiskFolder(tool) && !fileSystem.local) return Promise.reject(needsDisk(tool.name, fileSystem.scheme));
@@ -192,7 +195,7 @@ export class ToolRegistry {
 		planning.then(outcome => {
 			if (ctx.signal.aborted && isPending(outcome)) outcome.release?.();
 		}, () => undefined);
-		return raceAbort(planning, ctx.signal);
+		return tool.runSettlesOnCancel ? settleAfterAbort(planning, ctx, SETTLE_AFTER_CANCEL_MS) : raceAbort(planning, ctx.signal);
 	}
 
 	/** Puts a planned call's request to the person when it must be, then commits the plan. */

@@ -45,6 +45,12 @@ export interface ToolDefinition<S extends TSchema = TSchema> {
 	 * that turns out to change nothing (or fails) returns its result straight away.
 	 */
 	run(input: Static<S>, ctx: ToolContext): Promise<ToolResult | PendingCall>;
+	/**
+	 * `run` itself stops on a cancel and then reports it (a read-only custom tool runs its script
+	 * there): the registry waits for that, up to SETTLE_AFTER_CANCEL_MS, instead of answering at
+	 * once while the program may still be stopping or writing.
+	 */
+	readonly runSettlesOnCancel?: boolean;
 }
 
 export function defineTool<S extends TSchema>(definition: ToolDefinition<S>): ToolDefinition<S> {

@@ -271,21 +271,23 @@ describe('custom tools: running', function () {
 			await new Promise(resolve => setTimeout(resolve, 700));
 		});
 
-		it('a script that still writes while it stops has written it before the result says cancelled', async () => {
-			// The script answers the stop signal by writing a file a moment later, inside the kill grace period.
-			workspace({}, '#!/bin/sh\ntrap \'sleep 0.3; touch late; exit 1\' TERM\ntouch started\nwhile :; do sleep 0.05; done\n');
-			const { registry } = await open(tree.root);
-			const controller = new AbortController();
-			const calling = registry.invoke('echo_input', { text: 'x' }, { signal: controller.signal });
-			await appears(tree.file('started'), 10_000);
-			controller.abort();
-			const result = await withDeadline(calling, 10_000, 'the cancelled call never ended');
-			assert.equal(result.error?.code, 'cancelled');
-			const lateAtResult = fs.existsSync(tree.file('late'));
-			assert.ok(lateAtResult, 'the result came while the script was still stopping (its TERM trap had not written yet)');
-			await new Promise(resolve => setTimeout(resolve, 800));
-			assert.equal(fs.existsSync(tree.file('late')), lateAtResult, 'the script wrote a file after the result said it was cancelled');
-		});
+		for (const mutating of [true, false]) {
+			it(`a script that still writes while it stops has written it before the result says cancelled (${mutating ? 'a tool that changes files' : 'one declared read-only, which runs without a plan'})`, async () => {
+				// The script answers the stop signal by writing a file a moment later, inside the kill grace period.
+				workspace({ mutating }, '#!/bin/sh\ntrap \'sleep 0.3; touch late; exit 1\' TERM\ntouch started\nwhile :; do sleep 0.05; done\n');
+				const { registry } = await open(tree.root);
+				const controller = new AbortController();
+				const calling = registry.invoke('echo_input', { text: 'x' }, { signal: controller.signal });
+				await appears(tree.file('started'), 10_000);
+				controller.abort();
+				const result = await withDeadline(calling, 10_000, 'the cancelled call never ended');
+				assert.equal(result.error?.code, 'cancelled');
+				const lateAtResult = fs.existsSync(tree.file('late'));
+				assert.ok(lateAtResult, 'the result came while the script was still stopping (its TERM trap had not written yet)');
+				await new Promise(resolve => setTimeout(resolve, 800));
+				assert.equal(fs.existsSync(tree.file('late')), lateAtResult, 'the script wrote a file after the result said it was cancelled');
+			});
+		}
 	});
 
 	it('reports a script that went away since it was read, and runs nothing', async () => {

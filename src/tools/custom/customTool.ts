@@ -31,6 +31,8 @@ export function customTool(spec: CustomToolSpec): ToolDefinition {
 		inputSchema: spec.inputSchema,
 		describe: () => `Running ${spec.name} (${spec.script.display})`,
 		run: (input, ctx) => plan(spec, input, ctx),
+		// A read-only one runs its script in `run`, which answers a cancel itself (see plan).
+		runSettlesOnCancel: !spec.mutating,
 	};
 }
 

@@ -73,7 +73,7 @@ async function runApproved(input: Input, dir: CommandDir, decision: SandboxDecis
 			maxOutputBytes: ctx.settings.limits.commandBytes,
 			logDir: ctx.state.commandLogs.dir,
 			sandbox,
-			onStart: pgid => { untrack = ctx.state.sessions.trackRunning(pgid); },
+			onStart: group => { untrack = ctx.state.sessions.trackRunning(group); },
 		});
 	} catch (error) {
 		if (error instanceof SpawnError) throw new ToolError('command_failed', `${error.message} Nothing was run. Check that the folder still exists and can be entered; if it does, tell the user that the shell cannot be started.`);

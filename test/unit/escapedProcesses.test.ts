@@ -65,6 +65,14 @@ describe('processes that leave the command\'s process group (unsandboxed)', func
 		assert.deepEqual(pids().filter(running), [], 'the result says every process was stopped');
 	});
 
+	it('disposing of the tool host while the command runs stops them too', async () => {
+		const call = h.invoke('run_command', { command: `${ESCAPING}; sleep 100` });
+		assert.ok(await started(), 'the command never started them');
+		await withDeadline(h.stopSessions(), DEADLINE_MS, 'stopping the host did not return');
+		await withDeadline(call, DEADLINE_MS, 'run_command did not return');
+		assert.deepEqual(pids().filter(running), [], 'they outlived the host that started them');
+	});
+
 	it('a normal end names them, with how to stop them', async () => {
 		const result = await withDeadline(h.invoke('run_command', { command: `${ESCAPING}; sleep 0.3` }), DEADLINE_MS, 'run_command did not return');
 		const [setsid, daemon] = pids();

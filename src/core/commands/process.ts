@@ -447,8 +447,8 @@ export interface RunOptions {
 	sandbox?: Sandbox;
 	graceMs?: number;
 	drainMs?: number;
-	/** Told the process group as soon as the shell runs (to stop it from elsewhere, e.g. when the host goes). */
-	onStart?: (pgid: number) => void;
+	/** Told the process group and mark as soon as the shell runs (to stop it from elsewhere, e.g. when the host goes). */
+	onStart?: (group: MarkedGroup) => void;
 }
 
 export type RunEnd = 'exit' | 'timeout' | 'cancelled';
@@ -499,7 +499,7 @@ export async function runProcess(options: RunOptions): Promise<RunResult> {
 	try {
 		const child = await spawnInto(shell, options.cwd, stdout, stderr);
 		const group = child.pid === undefined ? undefined : markedGroup(mark, child.pid);
-		if (child.pid !== undefined) options.onStart?.(child.pid);
+		if (group) options.onStart?.(group);
 		feedStdin(child, options.stdin);
 		const outcome = await supervise(child, group, options, [stdout, stderr], shell);
 		const [out, err] = await Promise.all([stdout.finish(), stderr.finish()]);

@@ -105,6 +105,8 @@ export class Session {
 	private resolveExited!: () => void;
 	/** Resolves when the program has exited and its output has been collected. */
 	readonly exited = new Promise<void>(resolve => { this.resolveExited = resolve; });
+	/** Resolves once, after the exit, what the program left running and its sandbox are gone too. */
+	cleanedUp: Promise<void> | undefined;
 	stopReason: StopReason | undefined;
 
 	/** Raw output as it arrives (escape sequences and all), for mirrors. */
@@ -173,7 +175,7 @@ export class Session {
 		// The program is done; anything it left in its group goes with it (in a sandbox, everything did
 		// already), and then its private temp folder.
 		const leftovers = process.platform !== 'win32' && groupAlive(this.pid) ? terminateGroup(this.pid, this.graceMs, ['SIGHUP', 'SIGTERM']) : Promise.resolve();
-		void Promise.all([leftovers, this.stopEscaped()]).then(() => this.options.sandbox?.dispose());
+		this.cleanedUp = Promise.all([leftovers, this.stopEscaped()]).then(() => this.options.sandbox?.dispose());
 		this.exitEmitter.fire(this.exitInfo);
 		this.dataEmitter.clear();
 		this.exitEmitter.clear();
@@ -371,8 +373,8 @@ export interface ManagerOptions {
 export class SessionManager {
 	private readonly sessions = new Map<number, Session>();
 	private readonly background = new Map<number, string>();
-	/** Process groups of run_command calls still running: they go with the host too. */
-	private readonly running = new Set<number>();
+	/** run_command calls still running (their groups and what left them): they go with the host too. */
+	private readonly running = new Set<MarkedGroup>();
 	private nextId = 1;
 	private readonly startEmitter = new Emitter<Session>();
 	private exitHookInstalled = false;
@@ -440,11 +442,11 @@ export class SessionManager {
 	 * Holds a running run_command's process group until the returned release is called, so that
 	 * disposing of the host (or its process exiting) stops it: it used to run on to its timeout.
 	 */
-	trackRunning(pgid: number): () => void {
-		this.running.add(pgid);
+	trackRunning(group: MarkedGroup): () => void {
+		this.running.add(group);
 		this.installExitHook();
 		return () => {
-			this.running.delete(pgid);
+			this.running.delete(group);
 			this.forgetOldFinished();
 		};
 	}
@@ -463,21 +465,27 @@ export class SessionManager {
 		this.background.clear();
 		await Promise.all([
 			...live.map(session => session.kill(reason)),
-			...[...groups.map(group => group.pgid), ...running].map(pgid => terminateGroup(pgid, this.graceMs)),
+			...groups.map(group => terminateGroup(group.pgid, this.graceMs)),
+			...running.flatMap(group => [terminateGroup(group.pgid, this.graceMs), terminateEscaped(group, this.graceMs)]),
 		]);
 		return live.length + groups.length + running.length;
 	}
 
-	/** The extension is deactivating: everything goes, and no listener survives. */
+	/** The extension is deactivating: everything goes, sandbox temp folders too, and no listener survives. */
 	async dispose(): Promise<void> {
 		await this.killAll('shutdown');
+		await Promise.all([...this.sessions.values()].map(session => session.cleanedUp));
 		this.startEmitter.clear();
 		this.removeExitHook();
 	}
 
 	private killAllNow(): void {
 		for (const session of this.live()) session.killNow();
-		for (const pgid of [...this.background.keys(), ...this.running]) signalGroup(pgid, 'SIGKILL');
+		for (const pgid of this.background.keys()) signalGroup(pgid, 'SIGKILL');
+		for (const group of this.running) {
+			signalGroup(group.pgid, 'SIGKILL');
+			killEscapedNow(group);
+		}
 	}
 
 	/** If the host process exits without deactivating us (a crash, a test runner), nothing is left behind. */

@@ -114,6 +114,19 @@ describe('backups by hard link', () => {
 		assert.equal(fs.readFileSync(backup.copies[0], 'utf8'), ORIGINAL);
 	});
 
+	it('a file of the same inode number on another device is another file: a copy, not a link', async () => {
+		// A folder on the path swapped for a mount (tmpfs numbers its inodes from small integers too):
+		// the number alone matches; the device says it is not the file checked.
+		const storage = tree.file('storage');
+		const here = sourceOf('ws/a.txt');
+		const elsewhere: LinkSource = { real: here.real, identity: { ...here.identity, dev: here.identity.dev + 1 } };
+		const change = fileChange(tree, 'ws/a.txt', ORIGINAL, 'new\n');
+		const backup = await backupOriginals(storage, 'Edit a.txt', [change], { onDisk: new Map([[change.path, change.before as Uint8Array]]), replaced: new Map([[change.path, elsewhere]]) });
+		assert.deepEqual(backup.linked, []);
+		assert.equal(fs.statSync(tree.file('ws/a.txt')).nlink, 1, 'no link to it stays in the set');
+		assert.equal(fs.readFileSync(backup.copies[0], 'utf8'), ORIGINAL);
+	});
+
 	it('a file rewritten in place since the check (same file, another size) gets a copy of the bytes checked, not a link', async () => {
 		const storage = tree.file('storage');
 		const checked = sourceOf('ws/a.txt');

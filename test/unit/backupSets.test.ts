@@ -75,6 +75,22 @@ describe('backup sets', () => {
 		});
 	});
 
+	describe('copies from disk', () => {
+		it('close every file they open: a change set of many files leaves no descriptor behind', async function () {
+			if (process.platform !== 'linux') this.skip();
+			const openFiles = () => fs.readdirSync('/proc/self/fd').length;
+			const changes = Array.from({ length: 20 }, (_, index) => {
+				fs.writeFileSync(tree.file(`ws/f${index}.txt`), `file ${index}\n`);
+				return fileChange(tree, `ws/f${index}.txt`, `file ${index}\n`, 'x\n');
+			});
+			const before = openFiles();
+			const backup = await backupOriginals(tree.file('storage'), 'many', changes);
+			assert.equal(backup.copies.length, 20);
+			assert.equal(fs.readFileSync(backup.copies[7], 'utf8'), 'file 7\n');
+			assert.equal(openFiles(), before);
+		});
+	});
+
 	describe('virtual workspaces', () => {
 		it('back up the bytes each change was planned on, and record a created file as one to delete', async () => {
 			const storage = tree.file('storage');

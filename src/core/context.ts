@@ -65,8 +65,12 @@ export interface Host {
 	readonly storageDir: string;
 	/** The text of an open editor for this file if it has unsaved changes, else undefined. */
 	dirtyText(absolutePath: string): string | undefined;
-	/** Asks the person. Resolves true to go ahead. Node hosts without a TTY resolve false. */
-	confirm(request: ApprovalRequest): Promise<boolean>;
+	/**
+	 * Asks the person. Resolves true to go ahead. Node hosts without a TTY resolve false. `signal`
+	 * fires when the call is cancelled: a host that can take its question back does (an MCP
+	 * client's dialog); its answer is not waited for either way.
+	 */
+	confirm(request: ApprovalRequest, signal?: AbortSignal): Promise<boolean>;
 	/**
 	 * Applies a set of file changes all-or-nothing (WorkspaceEdit in VS Code, atomic writes in Node).
 	 * `boundary` is where the writes must land: a host that opens files itself checks what it opened

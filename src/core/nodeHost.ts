@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import type { Boundary, WorkspaceRoot } from './policy/boundary';
 import { workspaceBoundary } from './policy/workspaceBoundary';
 import { applyChangesAtomically } from './files/atomic';
-import { ApprovalRequest, createSharedState, Diagnostic, FileChange, Host, ToolEnvironment } from './context';
+import { createSharedState, Diagnostic, FileChange, Host, ToolEnvironment } from './context';
 import type { SandboxHostOptions } from './sandbox/runtime';
 import type { LanguageServices } from './languages';
 import { defaultSettings, mergeSettings, Settings, SettingsOverrides } from './policy/settings';
@@ -17,7 +17,7 @@ export interface NodeHostOptions {
 	 */
 	storageDir?: string;
 	/** Answers approval questions; the default refuses (no one to ask). */
-	confirm?: (request: ApprovalRequest) => Promise<boolean>;
+	confirm?: Host['confirm'];
 	/** Writes a change set; the default writes each file atomically, with rollback, checked against the boundary. */
 	applyChanges?: Host['applyChanges'];
 	/** Unsaved editor text to pretend is open (tests). */

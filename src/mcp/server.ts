@@ -78,7 +78,7 @@ export function createMcpServer(options: McpOptions): { server: Server; dispose(
 			roots,
 			settings: options.settings,
 			storageDir: options.storageDir,
-			confirm: request => askPerson(server, request, env.settings().approval),
+			confirm: (request, signal) => askPerson(server, request, env.settings().approval, signal),
 		});
 		const opened = { env, registry: new ToolRegistry(builtIns, env), custom: new CustomToolCatalog(env.boundary) };
 		await refreshCustomTools(opened);
@@ -90,6 +90,10 @@ export function createMcpServer(options: McpOptions): { server: Server; dispose(
 		if (await refreshCustomTools(opened)) await server.sendToolListChanged();
 	};
 	const descriptions = builtIns.map(tool => describeTool(tool));
+	// Our first request to the client gets JSON-RPC id 0, and clients built on the TypeScript SDK
+	// ignore a cancel of id 0 (modelcontextprotocol/typescript-sdk#2283): a question put as the
+	// first request would stay open after its call was cancelled. A ping takes that id.
+	server.oninitialized = () => void server.ping().catch(() => undefined);
 
 	server.setRequestHandler(ListToolsRequestSchema, async () => {
 		let opened;
@@ -188,15 +192,16 @@ async function workspaceRoots(server: Server, given: string[]): Promise<string[]
 
 /**
  * Puts a request to the person through the client (elicitation) when it can ask; otherwise
- * refuses with what would allow the call. Reached only when the request needs a person.
+ * refuses with what would allow the call. Reached only when the request needs a person. A
+ * cancelled call takes its question back (the SDK tells the client), so no dialog outlives it.
  */
-async function askPerson(server: Server, request: ApprovalRequest, approval: Approval): Promise<boolean> {
+async function askPerson(server: Server, request: ApprovalRequest, approval: Approval, signal: AbortSignal | undefined): Promise<boolean> {
 	if (!server.getClientCapabilities()?.elicitation) throw cannotAsk(request, approval);
 	const details = describeRequest(request, 'plain', confirmationDiff(request, ELICITATION_DIFF_BYTES));
 	const answer = await server.elicitInput({
 		message: `${confirmationTitle(request)}\n\n${details}`,
 		requestedSchema: { type: 'object', properties: {} },
-	});
+	}, { signal });
 	return answer.action === 'accept';
 }
 

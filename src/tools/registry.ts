@@ -227,7 +227,7 @@ export class ToolRegistry {
 	private async approve(request: ApprovalRequest, phase: ApprovalPhase, settings: Settings, options: InvokeOptions, whileAsking: Asking): Promise<boolean> {
 		if (!needsApproval(request, settings)) return false;
 		if (!this.asksPerson(request, phase, settings)) return true;
-		const approved = await whileAsking(() => (options.decide ?? (r => this.env.host.confirm(r)))(request));
+		const approved = await whileAsking(() => (options.decide ?? (r => this.env.host.confirm(r, options.signal)))(request));
 		if (!approved) throw new DeclinedError(request.title.charAt(0).toLowerCase() + request.title.slice(1));
 		return true;
 	}

@@ -14,19 +14,30 @@ interface Connection {
 	client: Client;
 	/** The message the last elicitation showed. */
 	asked: string[];
+	/** Elicitations the server withdrew (cancelled) before they were answered. */
+	withdrawn: string[];
 	/** What the server wrote on stderr so far. */
 	stderr(): string;
 	/** The server's process id. */
 	pid: number;
 }
 
-/** Starts `toolbelt mcp` on a folder and connects the SDK client, answering elicitations with `answer` when given. */
-async function connect(root: string, args: string[] = [], answer?: 'accept' | 'decline'): Promise<Connection> {
+/**
+ * Starts `toolbelt mcp` on a folder and connects the SDK client, answering elicitations with
+ * `answer` when given (`never`: the person never answers; the dialog stays until the server withdraws it).
+ */
+async function connect(root: string, args: string[] = [], answer?: 'accept' | 'decline' | 'never'): Promise<Connection> {
 	const asked: string[] = [];
+	const withdrawn: string[] = [];
 	const client = new Client({ name: 'test', version: '1' }, { capabilities: answer ? { elicitation: {} } : {} });
 	if (answer) {
-		client.setRequestHandler(ElicitRequestSchema, async request => {
+		client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
 			asked.push(request.params.message);
+			if (answer === 'never') {
+				await new Promise(resolve => extra.signal.addEventListener('abort', resolve, { once: true }));
+				withdrawn.push(request.params.message);
+				return { action: 'cancel' as const };
+			}
 			return { action: answer, ...(answer === 'accept' ? { content: {} } : {}) };
 		});
 	}
@@ -34,7 +45,7 @@ async function connect(root: string, args: string[] = [], answer?: 'accept' | 'd
 	let stderr = '';
 	transport.stderr?.on('data', chunk => { stderr += chunk; });
 	await client.connect(transport);
-	return { client, asked, stderr: () => stderr, pid: transport.pid! };
+	return { client, asked, withdrawn, stderr: () => stderr, pid: transport.pid! };
 }
 
 function text(result: unknown): string {
@@ -120,6 +131,22 @@ describe('MCP server (stdio, official SDK client)', function () {
 		const accepted = await connection.client.callTool({ name: 'write_file', arguments: { path: 'a.txt', content: 'changed\n' } });
 		assert.equal(accepted.isError, undefined, text(accepted));
 		assert.equal(fs.readFileSync(tree.file('a.txt'), 'utf8'), 'changed\n');
+	});
+
+	it('a call cancelled while its elicitation is open withdraws the question, and writes nothing', async () => {
+		connection = await connect(tree.root, [], 'never');
+		const controller = new AbortController();
+		const call = connection.client.callTool({ name: 'write_file', arguments: { path: 'a.txt', content: 'changed\n' } }, undefined, { signal: controller.signal });
+		const asked = connection.asked;
+		const deadline = Date.now() + 10_000;
+		while (asked.length === 0 && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 10));
+		assert.equal(asked.length, 1, 'the person was never asked');
+		controller.abort();
+		await assert.rejects(call);
+		const withdrawn = connection.withdrawn;
+		while (withdrawn.length === 0 && Date.now() < deadline) await new Promise(resolve => setTimeout(resolve, 10));
+		assert.deepEqual(withdrawn, asked, 'the dialog stayed open after its call was cancelled');
+		assert.equal(fs.readFileSync(tree.file('a.txt'), 'utf8'), 'alpha\nbeta\n');
 	});
 
 	it('without elicitation, the default approval refuses a write and says how to allow it', async () => {

@@ -33,6 +33,15 @@ describe('inputs longer than one program argument', function () {
 		assert.match(outcomes[1].stderr, /line 2: nosuchcommand/);
 	});
 
+	it('a command of exactly MAX_COMMAND_BYTES goes in pieces; one byte more is refused', () => {
+		const shell = { file: '/bin/bash', pipefail: true };
+		const command = `#${'x'.repeat(MAX_COMMAND_BYTES - 1)}`;
+		const atLimit = posixInvocation(shell, command);
+		// --norc -o pipefail -c <join> $0, then the pieces.
+		assert.equal(atLimit.args.slice(6).join(''), command);
+		assert.throws(() => posixInvocation(shell, `#${'x'.repeat(MAX_COMMAND_BYTES)}`), /commands up to 1 MB can be started/);
+	});
+
 	it('a piece never ends between the halves of a surrogate pair', () => {
 		const prefix = "printf %s '";
 		// The first piece would end after the high half of the first emoji (pieces are 32 Ki units).

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import {
-	groupAlive, livingMembers, nextPollPause, POLL_PAUSE_MAX_MS, procStat, runProcess, shellInvocation, signalGroup, terminateGroup,
+	groupAlive, ignoresTerm, livingMembers, nextPollPause, POLL_PAUSE_MAX_MS, procStat, runProcess, shellInvocation, signalGroup, terminateGroup,
 } from '../../src/core/commands/process';
 import { resultText } from '../../src/core/results/result';
 import { SessionManager } from '../../src/core/commands/sessions';
@@ -187,6 +187,47 @@ describe('signalling process groups', function () {
 	afterEach(() => {
 		stopProcessesIn(dir);
 		fs.rmSync(dir, { recursive: true, force: true });
+	});
+
+	it('tells a process that ignores SIGTERM by its SigIgn mask; one it cannot read does not', async function () {
+		if (process.platform !== 'linux') this.skip();
+		const { pgid: deaf } = await startGroup('trap "" TERM; echo up; while :; do sleep 0.05; done', dir);
+		const { pgid: plain } = await startGroup('echo up; while :; do sleep 0.05; done', dir);
+		try {
+			assert.equal(ignoresTerm(deaf), true);
+			assert.equal(ignoresTerm(plain), false);
+		} finally {
+			signalGroup(deaf, 'SIGKILL');
+			signalGroup(plain, 'SIGKILL');
+		}
+		assert.equal(ignoresTerm(2 ** 22 + 1), false, 'no such process');
+		const proc = path.join(dir, 'proc');
+		const status = (pid: number, sigIgn: string | undefined) => {
+			fs.mkdirSync(path.join(proc, String(pid)), { recursive: true });
+			const ignored = sigIgn === undefined ? '' : `SigIgn:\t${sigIgn}\n`;
+			fs.writeFileSync(path.join(proc, String(pid), 'status'), `Name:\tsh\nSigBlk:\t0000000000004000\n${ignored}SigCgt:\t0000000000004000\n`);
+		};
+		// SIGTERM is bit 14; SIGINT (bit 1) and SIGQUIT (bit 2) ignored say nothing of it.
+		status(10, '0000000000004006');
+		status(11, '0000000000000006');
+		status(12, '0000000180004000');
+		// A kernel (or a fake) without the line: not known to ignore it.
+		status(13, undefined);
+		assert.deepEqual([10, 11, 12, 13].map(pid => ignoresTerm(pid, proc)), [true, false, true, false]);
+	});
+
+	it('sends SIGTERM again, once, to a member that ignored it and listens now; never twice to one that heard it', async function () {
+		if (process.platform !== 'linux') this.skip();
+		// A stands for bwrap's launcher: it ignores SIGTERM when it is sent, then starts listening
+		// (and keeps running when it hears it, so that only the final SIGKILL ends it). B listens
+		// from the start. Each writes a line for every SIGTERM it gets.
+		const terms = path.join(dir, 'terms');
+		const a = `trap "" TERM; touch a-ready; sleep 0.4; trap "echo A >> ${terms}" TERM; while :; do sleep 0.05; done`;
+		const b = `trap "echo B >> ${terms}" TERM; touch b-ready; while :; do sleep 0.05; done`;
+		const { pgid } = await startGroup(`(${a}) & (${b}) & until [ -e a-ready ] && [ -e b-ready ]; do sleep 0.01; done; echo up; wait`, dir);
+		await withDeadline(terminateGroup(pgid, 1_500), DEADLINE_MS, 'terminateGroup did not return');
+		assert.equal(groupAlive(pgid), false);
+		assert.deepEqual(fs.readFileSync(terms, 'utf8').trim().split('\n').sort(), ['A', 'B']);
 	});
 
 	it('never signals pid 0, 1, a negative or a fractional pid (that would reach other processes)', () => {

@@ -337,11 +337,12 @@ export function killEscapedNow(group: MarkedGroup): void {
 /**
  * SIGTERM (or the `first` signals) to the group, then SIGKILL to whatever is left after `graceMs`.
  * Resolves once the group is gone (or, for processes that cannot die, shortly after the SIGKILL).
+ * A member that ignored SIGTERM when it was sent and stops ignoring it within the grace (bwrap's
+ * launcher, see repeatTermToListeners) is sent it again, and so is what it started meanwhile.
  */
-export async function terminateGroup(pgid: number, graceMs = KILL_GRACE_MS, first: NodeJS.Signals[] = ['SIGTERM'], lateListeners = false): Promise<void> {
-	// With `lateListeners` (bwrap, whose launcher ignores SIGTERM): taken before the signal, since
-	// those that ignore it now may be about to stop ignoring it (see repeatTermToListeners).
-	const before = lateListeners && first.includes('SIGTERM') && process.platform === 'linux' ? livingMembers(pgid) : [];
+export async function terminateGroup(pgid: number, graceMs = KILL_GRACE_MS, first: NodeJS.Signals[] = ['SIGTERM']): Promise<void> {
+	// Taken before the signal (Linux, from /proc): those that ignore it now may be about to stop ignoring it.
+	const before = process.platform === 'linux' ? livingMembers(pgid) : [];
 	const deaf: DeafMembers = { before: new Set(before), deaf: new Set(before.filter(pid => ignoresTerm(pid))), signalled: new Set() };
 	if (!first.map(signal => signalGroup(pgid, signal)).some(Boolean)) return;
 	// A stopped process (ctrl-Z, SIGTTIN) never acts on SIGTERM until it is continued.
@@ -565,7 +566,7 @@ function supervise(child: ChildProcess, group: MarkedGroup | undefined, options:
 			if (stopping || group === undefined) return;
 			end = why;
 			stopping = Promise.all([
-				terminateGroup(group.pgid, graceMs, ['SIGTERM'], options.sandbox?.endsWithProgram === true),
+				terminateGroup(group.pgid, graceMs),
 				terminateEscaped(group, graceMs),
 			]).then(() => undefined);
 		};

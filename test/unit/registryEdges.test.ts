@@ -283,3 +283,43 @@ describe('ToolRegistry: what a call is told, what it reports, which tools it lis
 		assert.equal((await reg.invoke('mine', {})).error?.code, 'unknown_tool');
 	});
 });
+
+describe('ToolRegistry: a commit that stops by itself on a cancel (settlesOnCancel)', () => {
+	let tree: ReturnType<typeof makeTree>;
+	beforeEach(() => { tree = makeTree({ 'a.txt': 'a' }); });
+	afterEach(() => tree.cleanup());
+
+	/** A mutating tool whose commit takes `commitMs` (never stops early, cancel or not), waited for at most `limitMs` after a cancel. */
+	function settlingRegistry(commitMs: number, limitMs: number): ToolRegistry {
+		const common = { referenceName: 'tbSlow', displayName: 'Slow', icon: 'x', tags: [], userDescription: 'test', modelDescription: 'test', describe: () => 'Working' };
+		const slow = defineTool({
+			...common, name: 'slow', group: 'edit', mutating: true, schema: Type.Object({}),
+			run: async (): Promise<PendingCall> => ({
+				pending: true,
+				request: { kind: 'files', title: 'Change slowly', changes: [], protectedPaths: [] },
+				settlesOnCancel: true,
+				settleLimitMs: limitMs,
+				commit: () => new Promise(resolve => setTimeout(() => resolve(textResult('done slowly')), commitMs)),
+			}),
+		});
+		return new ToolRegistry([slow], createNodeEnvironment({ roots: [tree.root], storageDir: testStorageDir(), settings: { approval: 'never' }, confirm: async () => true }));
+	}
+
+	it('waits for it after a cancel, up to its limit, then says it may still be running', async () => {
+		const controller = new AbortController();
+		const started = Date.now();
+		const calling = settlingRegistry(5_000, 150).invoke('slow', {}, { signal: controller.signal });
+		setTimeout(() => controller.abort(), 50);
+		const result = await calling;
+		const tookMs = Date.now() - started;
+		assert.equal(result.error?.code, 'cancelled');
+		assert.equal(result.error?.message, 'slow was cancelled, but had not finished stopping 0.15 s later: what it started may still be running or writing. Check before relying on the files it touches.');
+		assert.ok(tookMs >= 190 && tookMs < 2_000, `answered after ${tookMs} ms`);
+	});
+
+	it('without a cancel, takes as long as it takes: the limit is for stopping, not for working', async () => {
+		const result = await settlingRegistry(400, 100).invoke('slow', {});
+		assert.equal(result.error, undefined, result.error?.message);
+		assert.equal(resultText(result), 'done slowly');
+	});
+});

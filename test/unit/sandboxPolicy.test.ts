@@ -106,6 +106,13 @@ describe('the command policy in detail', () => {
 		}
 	});
 
+	it('takes an empty or slash-only protected glob (a stray settings entry) as protecting nothing, and applies the others', async () => {
+		fs.writeFileSync(tree.file('.env'), 'A=1');
+		const { policy, scanComplete } = await policyFor([tree.root], { protectedPaths: ['', '/', '**/.env*'] });
+		assert.deepEqual(mountsOf(policy, 'read'), [tree.file('.env')]);
+		assert.equal(scanComplete, true);
+	});
+
 	it('matches protected globs without regard to case on macOS and Windows only', async () => {
 		const pem = tree.file('keys/SERVER.PEM');
 		for (const platform of ['darwin', 'win32', 'linux'] as const) {
@@ -324,6 +331,54 @@ describe('protected-path walks in detail', () => {
 				}
 			}
 		});
+	});
+
+	it('lists a folder again after a change even when its mtime was set back (the ctime moves all the same)', async () => {
+		const cache = new ProtectedScanCache(0);
+		// Whole seconds: a stamp set back is then exactly the one the walk saw.
+		const stamp = 1_700_000_000;
+		fs.utimesSync(tree.file('src'), stamp, stamp);
+		await nextTick();
+		await walk(cache);
+		await nextTick();
+		fs.writeFileSync(tree.file('src/.env.hidden'), '');
+		fs.utimesSync(tree.file('src'), stamp, stamp);
+		assert.equal(fs.lstatSync(tree.file('src')).mtimeMs, stamp * 1000);
+		const after = await foldersRead(tree.root, () => walk(cache));
+		assert.deepEqual(relative(after.result), [...initial, 'src/.env.hidden'].sort());
+		assert.deepEqual(after.read, ['src']);
+	});
+
+	it('lists a folder again when another with the same stamps takes its place (its parent swapped by renames)', async function () {
+		// Two folders last changed in the same tick of the file system's clock: made together until
+		// they are (a clock finer than the time between two calls never gives that).
+		const stamps = (relative: string) => {
+			const stat = fs.lstatSync(tree.file(relative));
+			return [stat.mtimeMs, stat.ctimeMs];
+		};
+		let swap: string | undefined;
+		for (let attempt = 0; attempt < 20 && !swap; attempt++) {
+			const base = `swap${attempt}`;
+			fs.mkdirSync(tree.file(`${base}/a/b`), { recursive: true });
+			fs.mkdirSync(tree.file(`${base}/c/b`), { recursive: true });
+			fs.writeFileSync(tree.file(`${base}/c/b/.env`), '');
+			if (stamps(`${base}/a/b`).join() === stamps(`${base}/c/b`).join()) swap = base;
+		}
+		if (!swap) this.skip();
+		const cache = new ProtectedScanCache(0);
+		await nextTick();
+		assert.ok(relative(await walk(cache, ['**/.env*'])).includes(`${swap}/c/b/.env`));
+		fs.renameSync(tree.file(`${swap}/a`), tree.file(`${swap}/old`));
+		fs.renameSync(tree.file(`${swap}/c`), tree.file(`${swap}/a`));
+		const after = relative(await walk(cache, ['**/.env*'])).filter(found => found.startsWith(`${swap}/`));
+		assert.deepEqual(after, [`${swap}/a/b/.env`]);
+	});
+
+	it('takes a backslash in a name as part of the name, not as a separator, where it is one (Linux, macOS)', async function () {
+		if (process.platform === 'win32') this.skip();
+		fs.writeFileSync(tree.file('old\\server.pem'), 'key');
+		fs.writeFileSync(tree.file('src/.env\\backup'), '');
+		assert.deepEqual(relative(await walk(undefined, ['*.pem', '**/.env*'])), ['.env', 'deep/er/.env.local', 'old\\server.pem', 'src/.env\\backup']);
 	});
 
 	it('lists a folder again while it has not been unchanged for the settling time', async () => {

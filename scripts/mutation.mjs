@@ -31,7 +31,7 @@ const GROUPS = {
 	changes: {
 		files: ['src/core/changes/pipeline.ts', 'src/core/changes/stale.ts', 'src/core/changes/locks.ts', 'src/core/changes/backups.ts'],
 		tests: ['backupLinks', 'backupLinksAttack', 'backupPruning', 'backupSets', 'atomic', 'staleRules', 'staleReadOnly', 'staleEdges', 'staleOnDisk', 'mutation', 'pipeline', 'locks', 'changeContext',
-			'editFile', 'writeFile', 'diskBytes', 'virtualWorkspace', 'patchTool', 'atomicChecked', 'byteEdit'],
+			'editFile', 'writeFile', 'diskBytes', 'virtualWorkspace', 'patchTool', 'atomicChecked', 'byteEdit', 'cancelDuringCommit'],
 	},
 	files: {
 		files: ['src/core/files/atomic.ts', 'src/core/files/splicedBytes.ts', 'src/core/files/inParallel.ts', 'src/core/files/diskBytes.ts'],

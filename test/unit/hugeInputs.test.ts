@@ -51,6 +51,12 @@ describe('inputs longer than one program argument', function () {
 		assert.equal(printed, text);
 	});
 
+	it('a long command ending in a lone high surrogate (JSON allows "\\ud800") still goes in pieces, whole', () => {
+		const command = `#${'x'.repeat(40_000)}\ud800`;
+		const invocation = posixInvocation({ file: '/bin/bash', pipefail: true }, command);
+		assert.equal(invocation.args.slice(6).join(''), command);
+	});
+
 	it('run_command runs a 300 KB heredoc, and exec_command a 300 KB command', async () => {
 		const harness = makeHarness(tree.root);
 		const ran = await harness.text('run_command', { command: HEREDOC });

@@ -216,18 +216,23 @@ export function groupAlive(pgid: number, platform: NodeJS.Platform = process.pla
  * When /proc cannot be read, the group leader stands for the group (the caller's cheap check said yes).
  */
 export function livingMembers(pgid: number, proc = '/proc'): number[] {
+	return membersWithParents(pgid, proc)?.map(member => member.pid) ?? [pgid];
+}
+
+/** livingMembers with each one's parent; undefined when /proc cannot be read. */
+function membersWithParents(pgid: number, proc = '/proc'): { pid: number; ppid: number }[] | undefined {
 	let entries: string[];
 	try {
 		entries = fs.readdirSync(proc);
 	} catch {
-		return [pgid];
+		return undefined;
 	}
-	const members: number[] = [];
+	const members: { pid: number; ppid: number }[] = [];
 	for (const entry of entries) {
 		// Only the numbered entries are processes (not self, sys, …).
 		if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue;
 		const stat = procStat(Number(entry), proc);
-		if (stat && stat.pgrp === pgid && stat.state !== 'Z' && stat.state !== 'X') members.push(Number(entry));
+		if (stat && stat.pgrp === pgid && stat.state !== 'Z' && stat.state !== 'X') members.push({ pid: Number(entry), ppid: stat.ppid });
 	}
 	return members;
 }
@@ -348,7 +353,7 @@ export async function terminateGroup(pgid: number, graceMs = KILL_GRACE_MS, firs
 	// A stopped process (ctrl-Z, SIGTTIN) never acts on SIGTERM until it is continued.
 	signalGroup(pgid, 'SIGCONT');
 	const graceEnds = Date.now() + graceMs;
-	if (deaf.deaf.size) await waitUntil(() => !groupAlive(pgid) || (repeatTermToListeners(pgid, deaf), false), graceMs);
+	if (deaf.deaf.size) await waitUntil(() => repeatTermToListeners(pgid, deaf), graceMs);
 	if (await waitUntilGone(pgid, Math.max(0, graceEnds - Date.now()))) return;
 	signalGroup(pgid, 'SIGKILL');
 	await waitUntilGone(pgid, 1_000);
@@ -367,13 +372,14 @@ interface DeafMembers {
  * SIGTERM again to each member that missed it because it ignored it then (or was started since by
  * one that did) and no longer ignores it: bwrap's launcher ignores SIGTERM until the sandboxed
  * program starts (see bwrap.ts), so a cancel during the sandbox's set-up was lost and the program
- * ran on, to its end or to the SIGKILL, while the result said it was stopped.
+ * ran on, to its end or to the SIGKILL, while the result said it was stopped. True once the group
+ * is gone (one look at /proc serves both).
  */
-function repeatTermToListeners(pgid: number, members: DeafMembers): void {
-	for (const pid of livingMembers(pgid)) {
+function repeatTermToListeners(pgid: number, members: DeafMembers): boolean {
+	const living = membersWithParents(pgid) ?? [];
+	for (const { pid, ppid } of living) {
 		if (members.signalled.has(pid)) continue;
-		const stat = procStat(pid);
-		const missed = members.deaf.has(pid) || (!members.before.has(pid) && stat !== undefined && members.deaf.has(stat.ppid));
+		const missed = members.deaf.has(pid) || (!members.before.has(pid) && members.deaf.has(ppid));
 		if (!missed) continue;
 		if (ignoresTerm(pid)) {
 			members.deaf.add(pid);
@@ -382,6 +388,7 @@ function repeatTermToListeners(pgid: number, members: DeafMembers): void {
 		trySignal(pid, 'SIGTERM');
 		members.signalled.add(pid);
 	}
+	return living.length === 0;
 }
 
 /** Whether a process ignores SIGTERM (its SigIgn mask in /proc; false when it cannot be read). */
